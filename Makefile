@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# bpfwarden build. Everything lands in $(BUILD); `make V=1` shows full commands.
+
+BUILD ?= build
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+FUZZ_SECONDS ?= 20
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-format-truncation -Werror
+CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -I$(BUILD)
+CFLAGS += -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
+LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -Wno-unused-function \
+	-I$(BUILD) -Iinclude -Ibpf
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+POLICY_SRCS := $(wildcard policy/*.c)
+POLICY_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(POLICY_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
+# Agent objects the unit tests may exercise (pure C, no BPF calls made).
+UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o,$(USER_OBJS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
+
+AGENT := $(BUILD)/bpfwarden
+
+.DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJS)
+.PHONY: all agent helpers unit fuzz check vmtest test deps demo clean format vmlinux
+
+all: agent helpers
+
+agent: $(AGENT)
+
+deps:
+	tools/install-deps.sh
+
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(BUILD)/policy/%.o: policy/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libbwpolicy.a: $(POLICY_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(AGENT): $(USER_OBJS) $(BUILD)/libbwpolicy.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(BUILD)/tests/unit/%.o: tests/unit/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(BUILD)/libbwpolicy.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) -o $@
+
+$(BUILD)/tests/%: tests/helpers/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+helpers: $(HELPERS)
+
+unit: $(BUILD)/tests/unit_tests
+	$(call msg,TEST,unit)
+	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) $(BUILD)/tests/unit_tests
+
+$(BUILD)/fuzz/fuzz_profile: tests/fuzz/fuzz_profile.c $(POLICY_SRCS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Ipolicy \
+		$^ -o $@
+
+fuzz: $(BUILD)/fuzz/fuzz_profile
+	$(call msg,FUZZ,$(FUZZ_SECONDS)s)
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus
+	$(Q)$(BUILD)/fuzz/fuzz_profile -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		-print_final_stats=0 $(BUILD)/fuzz/corpus tests/fuzz/seeds 2>$(BUILD)/fuzz/log || \
+		{ tail -50 $(BUILD)/fuzz/log; exit 1; }
+	$(Q)grep -E '^(#[0-9]+ *DONE|Done)' $(BUILD)/fuzz/log | tail -1
+
+check: unit fuzz
+
+vmtest: all
+	tools/vm/run-tests.sh
+
+test: check vmtest
+
+demo: all
+	tools/demo.sh
+
+format:
+	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

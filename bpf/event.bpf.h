@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Events leave through the ring buffer of the policy that decided them.
+ * Every event that cannot be sent (no consumer has registered a ring buffer,
+ * or it is full) is counted in bw_counters[policy].lost, which the agent turns
+ * into a `lost` record: nothing is dropped silently.
+ */
+#ifndef BW_EVENT_BPF_H
+#define BW_EVENT_BPF_H
+
+#include "bpfwarden.h"
+#include "maps.bpf.h"
+#include "path.bpf.h"
+
+static __always_inline struct bw_counters *bw_counters_of(__u32 policy)
+{
+	return bpf_map_lookup_elem(&bw_counters, &policy);
+}
+
+/* Fill s->ev for the current task; the path is copied by the caller. */
+static __always_inline void bw_event_fill(struct bw_scratch *s, __u64 cgid, __u32 policy,
+					  __u8 type, __u8 op, __u8 decision, __u8 access,
+					  __u16 rule, __u8 flags)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct bw_event *ev = &s->ev;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 uid_gid = bpf_get_current_uid_gid();
+
+	ev->ts_boot_ns = bpf_ktime_get_boot_ns();
+	ev->cgroup_id = cgid;
+	ev->pid = pid_tgid >> 32;
+	ev->tid = (__u32)pid_tgid;
+	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	ev->uid = (__u32)uid_gid;
+	ev->gid = uid_gid >> 32;
+	ev->policy = policy;
+	ev->rule = rule;
+	ev->type = type;
+	ev->op = op;
+	ev->decision = decision;
+	ev->access = access;
+	ev->flags = flags;
+	ev->pad = 0;
+	ev->pad2 = 0;
+	ev->pad3 = 0;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+}
+
+/* Send s->ev followed by path_len bytes of s->evpath. */
+static __always_inline void bw_event_send(struct bw_scratch *s, __u32 path_len)
+{
+	struct bw_counters *c;
+	__u32 policy = s->ev.policy;
+	void *rb;
+
+	path_len &= BW_BUF_MASK;
+	s->ev.path_len = path_len;
+	rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
+	if (rb && !bpf_ringbuf_output(rb, &s->ev, sizeof(s->ev) + path_len, 0))
+		return;
+	c = bw_counters_of(policy);
+	if (c)
+		__sync_fetch_and_add(&c->lost, 1);
+}
+
+#endif /* BW_EVENT_BPF_H */

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * File enforcement: file_open and the path_* hooks that change a file or a
+ * directory entry. Each hook names the object as (mount, dentry) and the
+ * access it needs (r or w); bw_file_check() builds the object's path, looks
+ * up the most specific rule of the governing policy, consults the deny pins
+ * (device + inode), and refuses, audits or lets it pass.
+ *
+ * Processes outside every governed cgroup cost one hash lookup. For governed
+ * processes every internal failure fails closed (-EACCES).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpfwarden.h"
+#include "maps.bpf.h"
+#include "path.bpf.h"
+#include "event.bpf.h"
+
+#define EACCES 13
+#define FMODE_READ 0x1
+#define FMODE_WRITE 0x2
+#define O_TRUNC 01000
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline struct bw_inode_pin *bw_pin_of(struct dentry *d, __u32 policy)
+{
+	struct bw_inode_key k = {};
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+
+	if (!inode)
+		return NULL; /* a name about to be created */
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.policy = policy;
+	return bpf_map_lookup_elem(&bw_inodes, &k);
+}
+
+struct bw_decision {
+	__u8 verdict;
+	__u8 flags;
+	__u16 rule;
+};
+
+/* Apply one requested access: the rule's verdict, else the category default. */
+static __always_inline void bw_decide_access(struct bw_decision *d, __u8 verdict, __u16 rule,
+					     __u8 default_verdict)
+{
+	if (verdict == BW_V_NONE) {
+		verdict = default_verdict;
+		rule = 0;
+	}
+	if (verdict == BW_V_DENY && d->verdict != BW_V_DENY) {
+		d->verdict = BW_V_DENY;
+		d->rule = rule;
+	} else if (d->verdict == BW_V_NONE) {
+		d->verdict = verdict;
+		d->rule = rule;
+	}
+}
+
+static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *dentry, __u8 op,
+					 __u8 access)
+{
+	struct bw_decision d = {};
+	struct bw_walk w = {};
+	struct bw_cgroup *cg;
+	struct bw_policy *pol;
+	struct bw_scratch *s;
+	struct bw_path_rule *r;
+	struct bw_inode_pin *pin;
+	struct bw_counters *c;
+	__u32 zero = 0, policy, off, len, n;
+	__u64 cgid;
+	__u8 mode, type;
+
+	cgid = bpf_get_current_cgroup_id();
+	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!cg)
+		return 0;
+	policy = cg->policy;
+	mode = cg->mode;
+	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!pol || !s)
+		return -EACCES;
+
+	w.policy = policy;
+	w.check_pins = pol->has_pins;
+	off = bw_path_build(s, &w, mnt, dentry) & BW_BUF_MASK;
+	len = BW_PATH_BUF - off;
+
+	if (w.flags & BW_EVF_UNREACHABLE) {
+		/* Pseudo files are outside path rules; only a pin can deny them. */
+		len = 0;
+		d.verdict = BW_V_ALLOW;
+	} else if (w.flags & BW_EVF_PATH_TOO_LONG) {
+		d.verdict = BW_V_DENY;
+	} else {
+		/*
+		 * Copy a full key's worth: bytes past the path are never compared,
+		 * as prefixlen stops at its end (or at BW_KEY_PATH_MAX for a path
+		 * longer than any rule, where only subtree keys can match).
+		 */
+		s->key.policy = policy;
+		bpf_probe_read_kernel(s->key.path, BW_KEY_PATH_MAX, &s->buf[off]);
+		n = BW_KEY_PATH_MAX;
+		if (len < BW_KEY_PATH_MAX) {
+			s->key.path[len & 0xff] = '\0';
+			n = len + 1;
+		}
+		s->key.prefixlen = (sizeof(s->key.policy) + n) * 8;
+		r = bpf_map_lookup_elem(&bw_file_rules, &s->key);
+		if (access & BW_ACC_R)
+			bw_decide_access(&d, r ? r->verdict_r : BW_V_NONE, r ? r->rule_r : 0,
+					 pol->default_file);
+		if (access & BW_ACC_W)
+			bw_decide_access(&d, r ? r->verdict_w : BW_V_NONE, r ? r->rule_w : 0,
+					 pol->default_file);
+	}
+	if (pol->has_pins && d.verdict != BW_V_DENY) {
+		/*
+		 * The same object by another name: its own pin, else the nearest
+		 * pinned directory above it, decides as its rule's path would.
+		 */
+		struct bw_decision pd = {};
+
+		pin = bw_pin_of(dentry, policy);
+		if (access & BW_ACC_R) {
+			if (pin && pin->self.verdict_r)
+				bw_decide_access(&pd, pin->self.verdict_r, pin->self.rule_r, 0);
+			else if (w.pinned)
+				bw_decide_access(&pd, w.below.verdict_r, w.below.rule_r, 0);
+		}
+		if (access & BW_ACC_W) {
+			if (pin && pin->self.verdict_w)
+				bw_decide_access(&pd, pin->self.verdict_w, pin->self.rule_w, 0);
+			else if (w.pinned)
+				bw_decide_access(&pd, w.below.verdict_w, w.below.rule_w, 0);
+		}
+		if (pd.verdict == BW_V_DENY) {
+			d = pd;
+			w.flags |= BW_EVF_INODE_PIN;
+		}
+	}
+	if (d.verdict != BW_V_DENY)
+		return 0;
+
+	c = bw_counters_of(policy);
+	if (c) {
+		__sync_fetch_and_add(&c->denied, 1);
+		if (w.flags & BW_EVF_PATH_TOO_LONG)
+			__sync_fetch_and_add(&c->truncated, 1);
+	}
+	/* Learn mode lets the default through but keeps the profile's own denies. */
+	if (mode == BW_MODE_LEARN && d.rule == 0 && !(w.flags & BW_EVF_PATH_TOO_LONG))
+		type = BW_EV_LEARN;
+	else if (mode == BW_MODE_ENFORCE || mode == BW_MODE_LEARN)
+		type = BW_EV_DENY;
+	else
+		type = BW_EV_AUDIT;
+
+	bw_event_fill(s, cgid, policy, type, op, type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
+		      access, d.rule, w.flags);
+	len &= BW_BUF_MASK;
+	bpf_probe_read_kernel(s->evpath, len, &s->buf[off]);
+	bw_event_send(s, len);
+	return type == BW_EV_DENY ? -EACCES : 0;
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(bw_file_open, struct file *file, int ret)
+{
+	unsigned int fmode, flags;
+	__u8 access = 0;
+
+	if (ret)
+		return ret;
+	fmode = BPF_CORE_READ(file, f_mode);
+	flags = BPF_CORE_READ(file, f_flags);
+	if (fmode & FMODE_READ)
+		access |= BW_ACC_R;
+	if ((fmode & FMODE_WRITE) || (flags & O_TRUNC))
+		access |= BW_ACC_W;
+	if (!access)
+		return 0;
+	return bw_file_check(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
+			     BW_OP_OPEN, access);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(bw_path_trunc, const struct path *path, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), BW_OP_TRUNCATE,
+			     BW_ACC_W);
+}
+
+/* mknod, mkfifo and open(O_CREAT) of a new name. */
+SEC("lsm/path_mknod")
+int BPF_PROG(bw_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_CREATE, BW_ACC_W);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(bw_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_MKDIR, BW_ACC_W);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(bw_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_RMDIR, BW_ACC_W);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(bw_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_UNLINK, BW_ACC_W);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(bw_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_SYMLINK, BW_ACC_W);
+}
+
+/* A new name for an existing file changes both: the link count and the directory. */
+SEC("lsm/path_link")
+int BPF_PROG(bw_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct vfsmount *mnt;
+
+	if (ret)
+		return ret;
+	mnt = BPF_CORE_READ(new_dir, mnt);
+	ret = bw_file_check(mnt, old_dentry, BW_OP_LINK, BW_ACC_W);
+	if (ret)
+		return ret;
+	return bw_file_check(mnt, new_dentry, BW_OP_LINK, BW_ACC_W);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(bw_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+{
+	if (ret)
+		return ret;
+	ret = bw_file_check(BPF_CORE_READ(old_dir, mnt), old_dentry, BW_OP_RENAME_FROM, BW_ACC_W);
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(new_dir, mnt), new_dentry, BW_OP_RENAME_TO, BW_ACC_W);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(bw_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), BW_OP_CHMOD,
+			     BW_ACC_W);
+}
+
+SEC("lsm/path_chown")
+/* kuid_t and kgid_t arrive as plain integers in the context. */
+int BPF_PROG(bw_path_chown, const struct path *path, unsigned int uid, unsigned int gid, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), BW_OP_CHOWN,
+			     BW_ACC_W);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Maps shared by every bpfwarden BPF object. Each is pinned by name under
+ * /sys/fs/bpf/bpfwarden, so the objects loaded by one agent and the agents
+ * started later all see one policy state, and enforcement outlives them.
+ */
+#ifndef BW_MAPS_BPF_H
+#define BW_MAPS_BPF_H
+
+#include "bpfwarden.h"
+
+/* Governed cgroup id -> policy slot and mode; descendants are added on mkdir. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct bw_cgroup);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BW_MAX_POLICIES);
+	__type(key, __u32);
+	__type(value, struct bw_policy);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_policies SEC(".maps");
+
+/* File rules of every policy: the longest matching prefix is the most specific rule. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, BW_MAX_FILE_KEYS);
+	__type(key, struct bw_path_key);
+	__type(value, struct bw_path_rule);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_file_rules SEC(".maps");
+
+/* Objects of deny rules by device and inode, whatever name reaches them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_INODE_PINS);
+	__type(key, struct bw_inode_key);
+	__type(value, struct bw_inode_pin);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_inodes SEC(".maps");
+
+/* One ring buffer per policy slot, created by the agent that owns the slot. */
+struct bw_rb {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, BW_RINGBUF_SIZE);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, BW_MAX_POLICIES);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct bw_rb);
+} bw_rbufs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BW_MAX_POLICIES);
+	__type(key, __u32);
+	__type(value, struct bw_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_counters SEC(".maps");
+
+#endif /* BW_MAPS_BPF_H */

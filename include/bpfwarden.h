@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The kernel <-> agent ABI of bpfwarden: limits, map keys and values, event
+ * records. Only fixed-width __u* types with explicit padding; every struct's
+ * size is asserted so that a change on one side cannot silently skew the
+ * other.
+ */
+#ifndef BPFWARDEN_H
+#define BPFWARDEN_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/*
+ * A path in a file rule key. The LPM trie caps a key's data at 256 bytes;
+ * 4 of them carry the policy id, so a rule path plus its terminator ('\0' for
+ * an exact rule, '/' for a subtree rule) fits in 252 bytes.
+ */
+#define BW_KEY_PATH_MAX 252
+/* Longest path a rule may name (bytes, without a trailing subtree glob). */
+#define BW_RULE_PATH_MAX 250
+/* Kernel-side path buffer: paths longer than this are flagged and denied. */
+#define BW_PATH_BUF 4096
+/* Components walked from a dentry to the process root before giving up. */
+#define BW_PATH_DEPTH 256
+/* Profiles loaded at once (one policy slot each) and cgroups governed. */
+#define BW_MAX_POLICIES 64
+#define BW_MAX_CGROUPS 8192
+/* Trie entries (each subtree rule takes two) and pinned deny inodes, all profiles. */
+#define BW_MAX_FILE_KEYS 131072
+#define BW_MAX_INODE_PINS 16384
+/* Rules in one profile after includes. */
+#define BW_MAX_RULES 16384
+/* Ring buffer of one policy (bytes, power of two). */
+#define BW_RINGBUF_SIZE (1 << 20)
+
+enum bw_mode {
+	BW_MODE_ENFORCE = 0,
+	BW_MODE_AUDIT = 1,
+	BW_MODE_LEARN = 2,
+};
+
+/* Access bits: r is reading, w is every change (contract, "Profile language"). */
+#define BW_ACC_R 0x1
+#define BW_ACC_W 0x2
+
+enum bw_verdict {
+	BW_V_NONE = 0, /* no rule: the category default decides */
+	BW_V_ALLOW = 1,
+	BW_V_DENY = 2,
+};
+
+/* Governed cgroup -> its policy slot and mode. */
+struct bw_cgroup {
+	__u32 policy;
+	__u8 mode;	  /* enum bw_mode */
+	__u8 pad[3];
+};
+_Static_assert(sizeof(struct bw_cgroup) == 8, "bw_cgroup size");
+
+#define BW_ON_DENY_LOG 0
+#define BW_ON_DENY_KILL 1
+
+/* Per-policy settings that are not rules, and the slot's owner. */
+struct bw_policy {
+	__u8 default_file; /* enum bw_verdict: ALLOW or DENY */
+	__u8 default_exec;
+	__u8 default_net;
+	__u8 on_deny;
+	__u8 has_pins; /* 1 when bw_inodes holds entries of this policy */
+	__u8 in_use;   /* slot taken (agent side only) */
+	__u8 pad[2];
+	__u32 owner_pid; /* agent that streams this slot's events */
+	__u32 pad2;
+};
+_Static_assert(sizeof(struct bw_policy) == 16, "bw_policy size");
+
+/* LPM trie key: policy id, then the path bytes, compared bit by bit. */
+struct bw_path_key {
+	__u32 prefixlen; /* bits, counting the 32 of policy */
+	__u32 policy;
+	char path[BW_KEY_PATH_MAX];
+};
+_Static_assert(sizeof(struct bw_path_key) == 260, "bw_path_key size");
+
+/*
+ * Decision of the most specific rule for each access; the compiler fills the
+ * accesses a key's own rules leave open from its nearest ancestor, so one
+ * trie lookup decides. rule ids index the profile's rule table (0: default).
+ */
+struct bw_path_rule {
+	__u16 rule_r;
+	__u16 rule_w;
+	__u8 verdict_r; /* enum bw_verdict */
+	__u8 verdict_w;
+	__u8 pad[2];
+};
+_Static_assert(sizeof(struct bw_path_rule) == 8, "bw_path_rule size");
+
+/*
+ * Objects named by deny rules (and by allow rules nested in a denied subtree)
+ * pinned by device and inode, so that a hard link, a bind mount, /proc/PID/root
+ * or another mount namespace reaches the same decision as the rule's path.
+ */
+struct bw_inode_key {
+	__u64 ino;
+	__u32 dev; /* kernel dev_t of the super block: MAJOR << 20 | MINOR */
+	__u32 policy;
+};
+_Static_assert(sizeof(struct bw_inode_key) == 16, "bw_inode_key size");
+
+/*
+ * `self` decides the pinned object itself, `below` everything under a pinned
+ * directory (BW_V_NONE for a file rule). The values are the trie's values for
+ * the object's own key and its subtree key, so a pin never disagrees with the
+ * path of the object it was taken from.
+ */
+struct bw_inode_pin {
+	struct bw_path_rule self;
+	struct bw_path_rule below;
+};
+_Static_assert(sizeof(struct bw_inode_pin) == 16, "bw_inode_pin size");
+
+enum bw_event_type {
+	BW_EV_DENY = 1,
+	BW_EV_AUDIT = 2,
+	BW_EV_LEARN = 3,
+};
+
+enum bw_op {
+	BW_OP_OPEN = 1,
+	BW_OP_TRUNCATE,
+	BW_OP_CREATE, /* mknod and O_CREAT */
+	BW_OP_MKDIR,
+	BW_OP_RMDIR,
+	BW_OP_UNLINK,
+	BW_OP_RENAME_FROM,
+	BW_OP_RENAME_TO,
+	BW_OP_LINK,
+	BW_OP_SYMLINK,
+	BW_OP_CHMOD,
+	BW_OP_CHOWN,
+	BW_OP_SETATTR, /* utimes and other attribute changes */
+	BW_OP_MAX,
+};
+
+/* Event flags */
+#define BW_EVF_PATH_TOO_LONG 0x1 /* path did not fit the kernel buffer */
+#define BW_EVF_INODE_PIN 0x2	 /* decided by a pinned inode, not the path */
+#define BW_EVF_UNREACHABLE 0x4	 /* pseudo file (pipe, socket, memfd): no path */
+
+#define BW_COMM_LEN 16
+
+/* Fixed head of every event; path bytes (path_len, no NUL) follow it. */
+struct bw_event {
+	__u64 ts_boot_ns;
+	__u64 cgroup_id;
+	__u32 pid;
+	__u32 tid;
+	__u32 ppid;
+	__u32 uid;
+	__u32 gid;
+	__u32 policy;
+	__u16 rule;
+	__u8 type;     /* enum bw_event_type */
+	__u8 op;       /* enum bw_op */
+	__u8 decision; /* enum bw_verdict: ALLOW or DENY */
+	__u8 access;   /* BW_ACC_* requested */
+	__u8 flags;    /* BW_EVF_* */
+	__u8 pad;
+	__u16 path_len;
+	__u16 pad2;
+	__u32 pad3;
+	char comm[BW_COMM_LEN];
+};
+_Static_assert(sizeof(struct bw_event) == 72, "bw_event size");
+
+/* Per-CPU counters, one row per policy slot. */
+struct bw_counters {
+	__u64 lost;	 /* ring buffer full: events dropped */
+	__u64 denied;	 /* operations refused */
+	__u64 truncated; /* paths over BW_PATH_BUF */
+	__u64 pad;
+};
+_Static_assert(sizeof(struct bw_counters) == 32, "bw_counters size");
+
+#endif /* BPFWARDEN_H */

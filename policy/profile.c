@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Entry points of the profile library: load a file or a string, free. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "parser.h"
+
+static struct bw_profile *profile_new(const char *name)
+{
+	struct bw_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->path = strdup(name);
+	if (!p->path) {
+		free(p);
+		return NULL;
+	}
+	for (int c = 0; c < BW_CAT_COUNT; c++)
+		p->defaults[c] = BW_RULE_DENY;
+	p->mode = BW_PMODE_UNSET;
+	p->on_deny = BW_PON_DENY_LOG;
+	return p;
+}
+
+void bw_profile_free(struct bw_profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nrules; i++) {
+		struct bw_rule *r = &p->rules[i];
+		if (r->cat == BW_CAT_NET)
+			free(r->net.unix_path);
+		else
+			free(r->file.path);
+	}
+	free(p->rules);
+	for (size_t i = 0; i < p->nmatches; i++) {
+		free(p->matches[i].cgroup);
+		free(p->matches[i].namespace_);
+		free(p->matches[i].pod);
+		free(p->matches[i].container);
+	}
+	free(p->matches);
+	for (size_t i = 0; i < p->nfiles; i++)
+		free(p->files[i]);
+	free(p->files);
+	free(p->name);
+	free(p->path);
+	free(p);
+}
+
+/*
+ * Parse `buf` (taken over and freed) as the top-level file `name`. `id` is
+ * the file's identity, or NULL for a string.
+ */
+static int parse_top(const char *name, char *buf, size_t len, const struct bw_file_id *id,
+		     const char *libdir, struct bw_profile **out, struct bw_diags *diags)
+{
+	struct bw_parser ps = {.diags = diags, .libdir = libdir};
+	size_t errors_before = diags->nerrors;
+	const char *stored;
+	int ret;
+
+	ps.p = profile_new(name);
+	if (!ps.p) {
+		free(buf);
+		return -ENOMEM;
+	}
+	stored = bw_add_file(&ps, name);
+	if (stored) {
+		ps.chain[0].name = stored;
+		ps.chain[0].has_id = id != NULL;
+		if (id) {
+			ps.chain[0].id = *id;
+			bw_mark_seen(&ps, id);
+		}
+		ps.depth = 1;
+		if (len > BW_PROFILE_FILE_MAX)
+			bw_report(&ps, BW_SEV_ERROR, stored, 1, 1, "profile is larger than %u MiB",
+				  BW_PROFILE_FILE_MAX >> 20);
+		else
+			bw_parse_buffer(&ps, stored, buf, len);
+		bw_validate(&ps);
+	}
+	free(buf);
+	free(ps.seen);
+
+	if (ps.err)
+		ret = ps.err;
+	else if (diags->nerrors > errors_before)
+		ret = -EINVAL;
+	else
+		ret = 0;
+	if (ret) {
+		bw_profile_free(ps.p);
+		return ret;
+	}
+	*out = ps.p;
+	return 0;
+}
+
+int bw_profile_parse_string(const char *name, const char *text, size_t len, const char *libdir,
+			    struct bw_profile **out, struct bw_diags *diags)
+{
+	char *buf = NULL;
+
+	if (!name || (!text && len) || !out || !diags)
+		return -EFAULT;
+	*out = NULL;
+	/* The lexer decodes strings in place: work on a copy. */
+	if (len <= BW_PROFILE_FILE_MAX) {
+		buf = malloc(len + 1);
+		if (!buf)
+			return -ENOMEM;
+		if (len)
+			memcpy(buf, text, len);
+	}
+	return parse_top(name, buf, len, NULL, libdir, out, diags);
+}
+
+int bw_profile_load(const char *path, const char *libdir, struct bw_profile **out,
+		    struct bw_diags *diags)
+{
+	struct bw_file_id id;
+	struct stat st;
+	size_t len;
+	char *buf;
+	int fd, err;
+
+	if (!path || !out || !diags)
+		return -EFAULT;
+	*out = NULL;
+	/* The top-level file may be a pipe (`check /dev/stdin`): block if so. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	err = bw_read_fd(fd, &buf, &len);
+	close(fd);
+	if (err == -EFBIG) {
+		/* Over the limit is the profile's fault: say so as a diagnostic. */
+		buf = NULL;
+		len = (size_t)BW_PROFILE_FILE_MAX + 1;
+	} else if (err) {
+		return err;
+	}
+	return parse_top(path, buf, len, &id, libdir, out, diags);
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The profile language v1 as data: what the parser produces from a profile
+ * file and its includes, and what the compiler (user/compile.c) turns into
+ * map entries. Pure C, no BPF: see docs/profile-language.md for the syntax.
+ */
+#ifndef BW_POLICY_PROFILE_H
+#define BW_POLICY_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum bw_cat { BW_CAT_FILE = 0, BW_CAT_EXEC, BW_CAT_NET, BW_CAT_COUNT };
+
+enum bw_rule_verdict { BW_RULE_ALLOW = 1, BW_RULE_DENY = 2 };
+
+/* Profile-level mode; UNSET when the profile has no `mode` line. */
+enum bw_pmode { BW_PMODE_UNSET = 0, BW_PMODE_ENFORCE, BW_PMODE_AUDIT, BW_PMODE_LEARN };
+
+enum bw_pon_deny { BW_PON_DENY_LOG = 0, BW_PON_DENY_KILL };
+
+enum bw_net_op { BW_NET_CONNECT = 1, BW_NET_BIND };
+enum bw_net_proto { BW_NET_TCP = 1, BW_NET_UDP, BW_NET_UNIX };
+
+/* Where a rule or a diagnostic comes from: the file (after include) and line. */
+struct bw_origin {
+	const char *file; /* owned by the profile's file list */
+	int line;	  /* 1-based */
+	int col;	  /* 1-based, of the rule's first token */
+};
+
+struct bw_file_rule {
+	unsigned access; /* BW_ACC_R | BW_ACC_W (include/bpfwarden.h); exec rules: 0 */
+	char *path;	 /* absolute, normalised, no trailing "/" or "**" */
+	bool subtree;	 /* the rule ended in "/" "**": the directory and all below */
+	bool memfd;	 /* exec only: `allow exec memfd` (path is NULL) */
+};
+
+struct bw_net_rule {
+	enum bw_net_op op;
+	enum bw_net_proto proto;
+	/* tcp/udp: family 4 or 6, or 0 for `*` (any address of both families) */
+	int family;
+	uint8_t addr[16];	   /* network byte order; IPv4 in the first 4 bytes */
+	int prefixlen;		   /* 0..32 or 0..128 */
+	bool localhost;		   /* the `localhost` keyword: 127.0.0.0/8 and ::1 */
+	uint16_t port_lo, port_hi; /* `*` is 0..65535 */
+	/* unix: a filesystem path, or an abstract name (from `@name`) */
+	char *unix_path;
+	bool unix_abstract;
+};
+
+struct bw_rule {
+	enum bw_cat cat;
+	enum bw_rule_verdict verdict;
+	struct bw_origin origin;
+	union {
+		struct bw_file_rule file; /* BW_CAT_FILE and BW_CAT_EXEC */
+		struct bw_net_rule net;	  /* BW_CAT_NET */
+	};
+};
+
+/* A `match` line; NULL fields were not given. Globs are kept as written. */
+struct bw_match {
+	struct bw_origin origin;
+	char *cgroup;
+	char *namespace_;
+	char *pod;
+	char *container;
+};
+
+struct bw_profile {
+	char *name;	    /* `profile NAME`; NULL if absent (error) */
+	char *path;	    /* the top-level file as given */
+	enum bw_pmode mode; /* BW_PMODE_UNSET when absent */
+	/* BW_RULE_ALLOW or BW_RULE_DENY per category; deny when not stated */
+	enum bw_rule_verdict defaults[BW_CAT_COUNT];
+	struct bw_origin default_origin[BW_CAT_COUNT]; /* line 0: implicit */
+	enum bw_pon_deny on_deny;
+	struct bw_rule *rules;
+	size_t nrules;
+	struct bw_match *matches;
+	size_t nmatches;
+	char **files; /* every file read (top level first); origins point here */
+	size_t nfiles;
+};
+
+enum bw_severity { BW_SEV_ERROR = 0, BW_SEV_WARNING };
+
+struct bw_diag {
+	enum bw_severity severity;
+	char *file;
+	int line, col;
+	char *msg;
+};
+
+struct bw_diags {
+	struct bw_diag *v;
+	size_t n;
+	size_t nerrors;
+};
+
+/*
+ * Parse the profile at `path` and everything it includes. `libdir` is the
+ * profile library searched after the including file's directory (NULL: none).
+ * Returns 0 and sets *out when there were no errors (warnings may be in
+ * diags); -EINVAL when diags holds at least one error (*out is NULL);
+ * another negative errno for a failure that is not the profile's fault.
+ */
+int bw_profile_load(const char *path, const char *libdir, struct bw_profile **out,
+		    struct bw_diags *diags);
+
+/* Same, from a string; `name` stands in for the file name in diagnostics. */
+int bw_profile_parse_string(const char *name, const char *text, size_t len, const char *libdir,
+			    struct bw_profile **out, struct bw_diags *diags);
+
+void bw_profile_free(struct bw_profile *p);
+void bw_diags_free(struct bw_diags *d);
+
+/* Print as `FILE:LINE:COL: error: MESSAGE` (or `warning:`), one a line. */
+void bw_diags_print(FILE *f, const struct bw_diags *d);
+
+/* Human-readable "FILE:LINE" of a rule, for events. Static buffer not used. */
+int bw_origin_format(const struct bw_origin *o, char *buf, size_t len);
+
+#endif /* BW_POLICY_PROFILE_H */

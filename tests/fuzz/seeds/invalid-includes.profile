@@ -1,0 +1,4 @@
+profile p
+include "loop"
+include "bad"
+include "missing"

@@ -1,0 +1,2 @@
+profile crlf
+allow file r /etc/hosts

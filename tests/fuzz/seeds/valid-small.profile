@@ -1,0 +1,3 @@
+profile small
+default allow file
+allow file r /**

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit test runner: every suite in `suites` runs, output CK_NORMAL, exit
+ * status non-zero when any test failed. A new suite is one line here and
+ * one declaration in suites.h.
+ */
+#include <check.h>
+#include <stdlib.h>
+
+#include "suites.h"
+
+static Suite *(*const suites[])(void) = {
+	lexer_suite, diag_suite,  parser_suite,	 path_suite,	net_suite,
+	include_suite, validate_suite, shipped_suite, cmd_check_suite,
+};
+
+int main(void)
+{
+	SRunner *sr = srunner_create(NULL);
+	int failed;
+
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		srunner_add_suite(sr, suites[i]());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

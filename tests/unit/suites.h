@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The unit test suites; main.c runs every one listed in its array. */
+#ifndef BW_TEST_SUITES_H
+#define BW_TEST_SUITES_H
+
+#include <check.h>
+
+Suite *lexer_suite(void);
+Suite *diag_suite(void);
+Suite *parser_suite(void);
+Suite *path_suite(void);
+Suite *net_suite(void);
+Suite *include_suite(void);
+Suite *validate_suite(void);
+Suite *shipped_suite(void);
+Suite *cmd_check_suite(void);
+
+#endif /* BW_TEST_SUITES_H */

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* File and exec rules: permissions, path normalisation, subtrees, limits. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpfwarden.h>
+
+#include "helpers.h"
+#include "suites.h"
+
+/* Parse "profile p\n" + line; expect it clean with exactly one rule. */
+static const struct bw_rule *one_rule(struct parsed *r, const char *line)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text), "profile p\n%s\n", line);
+	parse_text(r, text, NULL);
+	ck_assert_msg(r->ret == 0 && r->d.n == 0, "'%s': ret %d\n%s", line, r->ret, diag_dump(r));
+	ck_assert_uint_eq(r->p->nrules, 1);
+	return &r->p->rules[0];
+}
+
+/* Parse "profile p\n" + line; expect one error at line 2, `col`. */
+static void one_error(const char *line, int col, const char *substr)
+{
+	struct parsed r;
+	char text[1024];
+
+	snprintf(text, sizeof(text), "profile p\n%s\n", line);
+	parse_text(&r, text, NULL);
+	ck_assert_msg(r.ret == -EINVAL, "'%s' was accepted", line);
+	expect_error(&r, 2, col, substr);
+	expect_counts(&r, 1, 0);
+	parsed_free(&r);
+}
+
+START_TEST(permissions)
+{
+	static const struct {
+		const char *perms;
+		unsigned access;
+	} t[] = {{"r", BW_ACC_R},
+		 {"w", BW_ACC_W},
+		 {"rw", BW_ACC_R | BW_ACC_W},
+		 {"wr", BW_ACC_R | BW_ACC_W},
+		 {"\"rw\"", BW_ACC_R | BW_ACC_W}};
+	struct parsed r;
+	char line[64];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(line, sizeof(line), "allow file %s /etc/hosts", t[i].perms);
+		const struct bw_rule *rule = one_rule(&r, line);
+		ck_assert_int_eq(rule->cat, BW_CAT_FILE);
+		ck_assert_int_eq(rule->verdict, BW_RULE_ALLOW);
+		ck_assert_uint_eq(rule->file.access, t[i].access);
+		ck_assert_str_eq(rule->file.path, "/etc/hosts");
+		ck_assert(!rule->file.subtree);
+		ck_assert(!rule->file.memfd);
+		parsed_free(&r);
+	}
+
+	one_error("allow file x /a", 12, "bad permission letters 'x': expected r, w or rw");
+	one_error("allow file rwx /a", 12, "bad permission letters 'rwx'");
+	one_error("allow file rr /a", 12, "bad permission letters 'rr'");
+	one_error("allow file R /a", 12, "bad permission letters 'R'");
+	one_error("allow file \"\" /a", 12, "bad permission letters ''");
+	one_error("allow file", 11, "missing permissions");
+	one_error("allow file rw", 14, "missing path");
+}
+END_TEST
+
+START_TEST(both_arguments_checked)
+{
+	struct parsed r;
+
+	parse_text(&r, "profile p\ndeny file q etc/shadow\n", NULL);
+	expect_error(&r, 2, 11, "bad permission letters 'q'");
+	expect_error(&r, 2, 13, "relative path 'etc/shadow'");
+	expect_counts(&r, 2, 0);
+	parsed_free(&r);
+}
+END_TEST
+
+START_TEST(normalisation)
+{
+	static const struct {
+		const char *in, *path;
+		bool subtree;
+	} t[] = {
+		{"/etc/hosts", "/etc/hosts", false},
+		{"/a//b/", "/a/b", false},
+		{"//", "/", false},
+		{"/", "/", false},
+		{"/dir/**", "/dir", true},
+		{"/dir/**/", "/dir", true},
+		{"///dir//sub///**", "/dir/sub", true},
+		{"/**", "/", true},
+		{"//**", "/", true},
+		{"/a/.b/..c/d./e..", "/a/.b/..c/d./e..", false},
+		{"/what?/[x]/{y}", "/what?/[x]/{y}", false},
+		{"\"/tmp/with space/\\\"q\\\"\"", "/tmp/with space/\"q\"", false},
+		{"\"/tmp/with space/**\"", "/tmp/with space", true},
+	};
+	struct parsed r;
+	char line[128];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(line, sizeof(line), "deny file rw %s", t[i].in);
+		const struct bw_rule *rule = one_rule(&r, line);
+		ck_assert_int_eq(rule->verdict, BW_RULE_DENY);
+		ck_assert_str_eq(rule->file.path, t[i].path);
+		ck_assert_int_eq(rule->file.subtree, t[i].subtree);
+		parsed_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(path_errors)
+{
+	one_error("allow file r etc/passwd", 14,
+		  "relative path 'etc/passwd': paths must be absolute");
+	one_error("allow file r **", 14, "relative path '**'");
+	one_error("allow file r \"\"", 14, "empty path");
+	one_error("allow file r /a/../b", 14, "'.' and '..' components are not allowed");
+	one_error("allow file r /a/.", 14, "'.' and '..' components are not allowed");
+	one_error("allow file r /./**", 14, "'.' and '..' components are not allowed");
+	one_error("allow file r /a/**/b", 14, "'**' is only allowed as the last component");
+	one_error("allow file r /**/**", 14, "'**' is only allowed as the last component");
+	one_error("allow file r /a/*", 14, "glob characters are not supported here");
+	one_error("allow file r /a/b*c", 14, "glob characters are not supported here");
+	one_error("allow file r /a/***", 14, "glob characters are not supported here");
+	one_error("allow file r /a/**x", 14, "glob characters are not supported here");
+	one_error("allow file r /*/x", 14, "glob characters are not supported here");
+}
+END_TEST
+
+START_TEST(length_limit)
+{
+	struct parsed r;
+	char path[300], line[400];
+
+	/* exactly BW_RULE_PATH_MAX bytes */
+	memset(path, 'a', sizeof(path));
+	path[0] = '/';
+	path[BW_RULE_PATH_MAX] = '\0';
+	snprintf(line, sizeof(line), "allow file r %s", path);
+	const struct bw_rule *rule = one_rule(&r, line);
+	ck_assert_uint_eq(strlen(rule->file.path), BW_RULE_PATH_MAX);
+	parsed_free(&r);
+
+	/* the limit is on the stored path: without "/**" and after "//" collapse */
+	snprintf(line, sizeof(line), "allow file r /%s/**", path);
+	rule = one_rule(&r, line);
+	ck_assert_uint_eq(strlen(rule->file.path), BW_RULE_PATH_MAX);
+	ck_assert(rule->file.subtree);
+	parsed_free(&r);
+
+	path[BW_RULE_PATH_MAX] = 'a';
+	path[BW_RULE_PATH_MAX + 1] = '\0';
+	snprintf(line, sizeof(line), "allow file r %s", path);
+	one_error(line, 14, "path is 251 bytes long; the kernel-side limit is 250 bytes");
+	snprintf(line, sizeof(line), "allow exec %s/**", path);
+	one_error(line, 12, "the kernel-side limit is 250 bytes (BW_RULE_PATH_MAX)");
+}
+END_TEST
+
+START_TEST(exec_rules)
+{
+	struct parsed r;
+	const struct bw_rule *rule;
+
+	rule = one_rule(&r, "allow exec /usr/bin/python3.11");
+	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
+	ck_assert_int_eq(rule->verdict, BW_RULE_ALLOW);
+	ck_assert_uint_eq(rule->file.access, 0);
+	ck_assert_str_eq(rule->file.path, "/usr/bin/python3.11");
+	ck_assert(!rule->file.subtree);
+	ck_assert(!rule->file.memfd);
+	parsed_free(&r);
+
+	rule = one_rule(&r, "deny exec /opt/tools//**");
+	ck_assert_int_eq(rule->verdict, BW_RULE_DENY);
+	ck_assert_str_eq(rule->file.path, "/opt/tools");
+	ck_assert(rule->file.subtree);
+	parsed_free(&r);
+
+	rule = one_rule(&r, "allow exec memfd");
+	ck_assert(rule->file.memfd);
+	ck_assert_ptr_null(rule->file.path);
+	ck_assert(!rule->file.subtree);
+	parsed_free(&r);
+
+	rule = one_rule(&r, "deny exec memfd");
+	ck_assert_int_eq(rule->verdict, BW_RULE_DENY);
+	ck_assert(rule->file.memfd);
+	parsed_free(&r);
+
+	/* a quoted "memfd" is still the keyword's word; a file named so needs a path */
+	one_error("allow exec bin/sh", 12, "relative path 'bin/sh'");
+	one_error("allow exec /bin/*", 12, "glob characters are not supported here");
+	one_error("allow exec /usr/**/bin", 12, "'**' is only allowed as the last component");
+	one_error("allow exec", 11, "missing program path or 'memfd'");
+}
+END_TEST
+
+START_TEST(origins)
+{
+	struct parsed r;
+
+	parse_text(&r, "# c\nprofile p\n\n  deny file r /x\n\tallow exec memfd\n", NULL);
+	expect_clean(&r);
+	ck_assert_uint_eq(r.p->nrules, 2);
+	ck_assert_str_eq(r.p->rules[0].origin.file, T_NAME);
+	ck_assert_int_eq(r.p->rules[0].origin.line, 4);
+	ck_assert_int_eq(r.p->rules[0].origin.col, 3);
+	ck_assert_int_eq(r.p->rules[1].origin.line, 5);
+	ck_assert_int_eq(r.p->rules[1].origin.col, 2);
+	/* origins point into the profile's own file list */
+	ck_assert_ptr_eq(r.p->rules[0].origin.file, r.p->files[0]);
+	parsed_free(&r);
+}
+END_TEST
+
+Suite *path_suite(void)
+{
+	Suite *s = suite_create("file and exec rules");
+	TCase *tc = tcase_create("paths");
+
+	tcase_add_test(tc, permissions);
+	tcase_add_test(tc, both_arguments_checked);
+	tcase_add_test(tc, normalisation);
+	tcase_add_test(tc, path_errors);
+	tcase_add_test(tc, length_limit);
+	tcase_add_test(tc, exec_rules);
+	tcase_add_test(tc, origins);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,24 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Installs everything bpfwarden needs to build and test on a fresh Debian 12
+# machine, adding the bookworm-backports source for libbpf 1.4 and bpftool 7.5.
+set -euo pipefail
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root (apt-get)" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+list=/etc/apt/sources.list.d/bookworm-backports.list
+if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo 'deb http://deb.debian.org/debian bookworm-backports main' >"$list"
+fi
+apt-get update -qq
+
+apt-get install -y -qq -t bookworm-backports libbpf-dev bpftool >/dev/null
+apt-get install -y -qq \
+	make gcc clang llvm pkg-config libelf-dev zlib1g-dev check libsubunit-dev \
+	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
+	python3 iproute2 >/dev/null
+echo "install-deps: done (libbpf $(pkg-config --modversion libbpf), $(bpftool version | head -1))"

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+static char root_cache[PATH_MAX];
+
+int bw_cgroup_root(char *buf, size_t len)
+{
+	char line[4096];
+	FILE *f;
+
+	if (root_cache[0])
+		goto out;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent maj:min root mountpoint opts ... - fstype source superopts */
+		char mnt[PATH_MAX], *sep;
+
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		snprintf(root_cache, sizeof(root_cache), "%s", mnt);
+		break;
+	}
+	fclose(f);
+	if (!root_cache[0])
+		return -ENOENT;
+out:
+	if ((size_t)snprintf(buf, len, "%s", root_cache) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int bw_cgroup_resolve(const char *path, char *out, size_t len)
+{
+	char root[PATH_MAX];
+	struct stat st;
+	int ret;
+
+	ret = bw_cgroup_root(root, sizeof(root));
+	if (ret)
+		return ret;
+	if (path[0] == '/' && !strncmp(path, root, strlen(root)) &&
+	    (path[strlen(root)] == '/' || path[strlen(root)] == '\0'))
+		ret = snprintf(out, len, "%s", path);
+	else
+		ret = snprintf(out, len, "%s/%s", root, path + (path[0] == '/'));
+	if ((size_t)ret >= len)
+		return -ENAMETOOLONG;
+	/* Drop a trailing slash so that paths compare and print the same. */
+	ret = strlen(out);
+	while (ret > 1 && out[ret - 1] == '/')
+		out[--ret] = '\0';
+	if (stat(out, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || access(strcat(strcpy(root, out), "/cgroup.procs"), F_OK))
+		return -ENOTDIR;
+	return 0;
+}
+
+const char *bw_cgroup_rel(const char *abs)
+{
+	char root[PATH_MAX];
+	size_t n;
+
+	if (bw_cgroup_root(root, sizeof(root)))
+		return abs;
+	n = strlen(root);
+	if (strncmp(abs, root, n))
+		return abs;
+	return abs[n] ? abs + n : "/";
+}
+
+int bw_cgroup_id(const char *dir, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = {.fh.handle_bytes = sizeof(uint64_t)};
+	int mount_id;
+
+	/* kernfs hands out the cgroup id as the file handle of its directory. */
+	if (name_to_handle_at(AT_FDCWD, dir, &h.fh, &mount_id, 0))
+		return -errno;
+	*id = h.id;
+	return 0;
+}
+
+int bw_cgroup_walk(const char *dir, int (*fn)(const char *path, uint64_t id, void *arg), void *arg)
+{
+	struct dirent *de;
+	uint64_t id = 0;
+	DIR *d;
+	int ret;
+
+	ret = bw_cgroup_id(dir, &id);
+	if (ret)
+		return ret;
+	ret = fn(dir, id, arg);
+	if (ret)
+		return ret;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >= sizeof(sub))
+			continue;
+		ret = bw_cgroup_walk(sub, fn, arg);
+		if (ret && ret != -ENOENT)
+			break;
+		ret = 0;
+	}
+	closedir(d);
+	return ret;
+}
+
+struct find_arg {
+	uint64_t id;
+	char *out;
+	size_t len;
+};
+
+static int find_fn(const char *path, uint64_t id, void *arg)
+{
+	struct find_arg *a = arg;
+
+	if (id != a->id)
+		return 0;
+	snprintf(a->out, a->len, "%s", path);
+	return 1;
+}
+
+int bw_cgroup_find(const char *root, uint64_t id, char *out, size_t len)
+{
+	struct find_arg a = {id, out, len};
+
+	return bw_cgroup_walk(root, find_fn, &a) == 1 ? 0 : -ENOENT;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * cgroup v2 identity: where the hierarchy is mounted (not always
+ * /sys/fs/cgroup), the 64-bit id the kernel hooks see for a cgroup
+ * directory, and the walk over a subtree.
+ */
+#ifndef BW_CGROUP_H
+#define BW_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The cgroup2 mount point from /proc/self/mountinfo; -ENOENT if none. */
+int bw_cgroup_root(char *buf, size_t len);
+/* PATH absolute, or relative to the cgroup2 mount, to an absolute directory. */
+int bw_cgroup_resolve(const char *path, char *out, size_t len);
+/* The path below the cgroup2 mount ("/" for the root) of an absolute path. */
+const char *bw_cgroup_rel(const char *abs);
+/* The id bpf_get_current_cgroup_id() returns for tasks in that directory. */
+int bw_cgroup_id(const char *dir, uint64_t *id);
+/* Call fn for dir and every cgroup below it, parents first. */
+int bw_cgroup_walk(const char *dir, int (*fn)(const char *path, uint64_t id, void *arg),
+		   void *arg);
+/* Find the directory of id below root; fills out, or returns -ENOENT. */
+int bw_cgroup_find(const char *root, uint64_t id, char *out, size_t len);
+
+#endif

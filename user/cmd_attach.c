@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpfwarden attach / detach: govern an existing cgroup v2 subtree. attach
+ * stays in the foreground streaming events; SIGINT or SIGTERM detaches and
+ * exits. detach, from another shell, lets the subtree go at once; the
+ * attach that governed it notices and exits.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "cgroup.h"
+#include "commands.h"
+#include "govern.h"
+#include "loader.h"
+#include "session.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	stop = sig;
+}
+
+static int still_ours(struct bw_session *s)
+{
+	struct bw_cgroup v;
+
+	if (access(s->cgdir, F_OK))
+		return 0;
+	return !bpf_map_lookup_elem(s->maps.cgroups, &s->ev.cgroup_id, &v) &&
+	       v.policy == s->slot.id;
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"cgroup", required_argument, NULL, 'c'}, {"profile", required_argument, NULL, 'p'},
+		{"mode", required_argument, NULL, 'm'},	  {"log", required_argument, NULL, 'l'},
+		{"verbose", no_argument, NULL, 'v'},	  {},
+	};
+	const char *cgroup = NULL, *profile = NULL, *mode = NULL, *log = NULL;
+	struct sigaction sa = {.sa_handler = on_stop};
+	struct bw_session s;
+	char cgdir[PATH_MAX];
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:p:m:l:v", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cgroup = optarg;
+			break;
+		case 'p':
+			profile = optarg;
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'l':
+			log = optarg;
+			break;
+		case 'v':
+			bw_verbose = true;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (!cgroup || !profile || optind != argc)
+		goto usage;
+	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
+	if (ret) {
+		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
+		return 1;
+	}
+	ret = bw_session_prepare(&s, profile, mode, log);
+	if (!ret && bw_session_govern(&s, cgdir))
+		ret = 1;
+	if (ret) {
+		s.governing = false;
+		bw_session_end(&s);
+		return ret;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while (!stop) {
+		bw_events_poll(&s.ev, 200);
+		bw_events_check_lost(&s.ev);
+		if (!still_ours(&s)) {
+			bw_events_agent(&s.ev, "detached by another command or cgroup removed");
+			s.governing = false;
+			break;
+		}
+	}
+	if (stop)
+		bw_events_agent(&s.ev, "detaching on signal");
+	bw_session_end(&s);
+	return 0;
+usage:
+	fprintf(stderr, "usage: bpfwarden attach --cgroup PATH --profile FILE [--mode enforce|audit|learn] "
+			"[--log FILE] [-v]\n");
+	return 2;
+}
+
+int cmd_detach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"cgroup", required_argument, NULL, 'c'},
+		{"verbose", no_argument, NULL, 'v'},
+		{},
+	};
+	struct bw_maps m = {-1, -1, -1, -1, -1, -1, -1};
+	const char *cgroup = NULL;
+	char cgdir[PATH_MAX];
+	uint32_t slot;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:v", opts, NULL)) != -1) {
+		if (c == 'c')
+			cgroup = optarg;
+		else if (c == 'v')
+			bw_verbose = true;
+		else
+			goto usage;
+	}
+	if (!cgroup || optind != argc)
+		goto usage;
+	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
+	if (ret) {
+		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
+		return 1;
+	}
+	ret = bw_open_pinned(&m);
+	if (ret) {
+		bw_err("nothing is governed: no pinned state under %s", BW_PIN_ROOT);
+		return 1;
+	}
+	ret = bw_lock(&m);
+	if (!ret)
+		ret = bw_ungovern(&m, cgdir, &slot);
+	bw_unlock(&m);
+	bw_maps_close(&m);
+	if (ret == -ENOENT) {
+		bw_err("%s is not governed", cgdir);
+		return 1;
+	}
+	if (ret) {
+		bw_err("cannot detach %s: %s", cgdir, strerror(-ret));
+		return 1;
+	}
+	printf("detached %s (policy slot %u)\n", bw_cgroup_rel(cgdir), slot);
+	return 0;
+usage:
+	fprintf(stderr, "usage: bpfwarden detach --cgroup PATH\n");
+	return 2;
+}

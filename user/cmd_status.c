@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* bpfwarden status: what this kernel supports and what is governed now. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgroup.h"
+#include "commands.h"
+#include "loader.h"
+#include "probe.h"
+#include "session.h"
+#include "util.h"
+
+static void yesno(const char *what, int ok, const char *detail)
+{
+	printf("  %-30s %s%s%s\n", what, ok ? "yes" : "no", detail && *detail ? "  " : "",
+	       detail ? detail : "");
+}
+
+static void show_governed(void)
+{
+	struct bw_maps m = {-1, -1, -1, -1, -1, -1, -1};
+	uint64_t key, next;
+	int first = 1, n = 0, ncpu;
+	char root[PATH_MAX] = "";
+
+	if (bw_open_pinned(&m)) {
+		printf("governed: nothing (no pinned state under %s)\n", BW_PIN_ROOT);
+		return;
+	}
+	bw_cgroup_root(root, sizeof(root));
+	printf("governed cgroups:\n");
+	while (!bpf_map_get_next_key(m.cgroups, first ? NULL : &key, &next)) {
+		struct bw_cgroup v;
+		struct bw_policy p = {};
+		char dir[PATH_MAX];
+
+		first = 0;
+		key = next;
+		if (bpf_map_lookup_elem(m.cgroups, &key, &v))
+			continue;
+		bpf_map_lookup_elem(m.policies, &v.policy, &p);
+		if (bw_cgroup_find(root, key, dir, sizeof(dir)))
+			snprintf(dir, sizeof(dir), "(id %llu, not found)", (unsigned long long)key);
+		printf("  %-40s slot %-3u %-8s agent pid %u\n", bw_cgroup_rel(dir), v.policy,
+		       bw_mode_name(v.mode), p.owner_pid);
+		n++;
+	}
+	if (!n)
+		printf("  none\n");
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu > 0) {
+		struct bw_counters *c = calloc(ncpu, sizeof(*c));
+		uint64_t lost = 0, denied = 0;
+		uint32_t slot;
+		int i;
+
+		for (slot = 0; c && slot < BW_MAX_POLICIES; slot++) {
+			if (bpf_map_lookup_elem(m.counters, &slot, c))
+				continue;
+			for (i = 0; i < ncpu; i++) {
+				lost += c[i].lost;
+				denied += c[i].denied;
+			}
+		}
+		free(c);
+		printf("counters: %llu denied, %llu events lost (since load)\n",
+		       (unsigned long long)denied, (unsigned long long)lost);
+	}
+	bw_maps_close(&m);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	const struct bw_support *s;
+	const char *why;
+	char detail[700];
+
+	if (argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose")))
+		bw_verbose = true;
+	s = bw_probe();
+	why = bw_lsm_unavailable(s);
+	printf("kernel support:\n");
+	yesno("BTF (/sys/kernel/btf/vmlinux)", s->btf, NULL);
+	yesno("cgroup v2", s->cgroup2, s->cgroup2 ? s->cgroup_root : "not mounted");
+	snprintf(detail, sizeof(detail), "lsm=%s", s->lsm_list[0] ? s->lsm_list : "(unreadable)");
+	yesno("bpf in the active LSM list", s->lsm_listed, detail);
+	yesno("BPF LSM program attaches", !s->lsm_attach_err,
+	      s->lsm_attach_err ? strerror(-s->lsm_attach_err) : "trial attach of lsm/file_open");
+	yesno("tp_btf program attaches", !s->tp_attach_err,
+	      s->tp_attach_err ? strerror(-s->tp_attach_err) : "trial attach of cgroup_mkdir");
+	printf("enforcement:\n");
+	yesno("file rules", !why, why);
+	yesno("exec rules", 0, "not in this version");
+	yesno("net rules", 0, "not in this version");
+	show_governed();
+	return why ? 3 : 0;
+}
+
+static int unlink_dir(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			unlink_dir(path);
+		else
+			unlink(path);
+	}
+	closedir(d);
+	return rmdir(dir) ? -errno : 0;
+}
+
+/* Unpin everything: every governed cgroup is let go. For development and upgrades. */
+int cmd_reset(int argc, char **argv)
+{
+	int ret = unlink_dir(BW_PIN_ROOT);
+
+	if (ret && ret != -ENOENT) {
+		bw_err("cannot remove %s: %s", BW_PIN_ROOT, strerror(-ret));
+		return 1;
+	}
+	printf("removed %s: nothing is governed any more\n", BW_PIN_ROOT);
+	return 0;
+}

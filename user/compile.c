@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * File rules become LPM trie keys: an exact rule "/a/b" is the key "/a/b\0",
+ * a subtree rule on /a the keys "/a/" (everything below) and "/a\0" (the
+ * directory itself). The kernel's longest-prefix lookup then returns the
+ * most specific key. So that one lookup decides every access, each key's
+ * accesses that its own rules leave open are filled here from the nearest
+ * ancestor key; at equal specificity a deny wins.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct bw_file_entry *x = a, *y = b;
+	unsigned n = x->keylen < y->keylen ? x->keylen : y->keylen;
+	int r = memcmp(x->key, y->key, n);
+
+	if (r)
+		return r;
+	return (int)x->keylen - (int)y->keylen;
+}
+
+static struct bw_file_entry *find_key(struct bw_file_entry *v, size_t n, const char *key,
+				      unsigned keylen)
+{
+	struct bw_file_entry probe;
+
+	memcpy(probe.key, key, keylen);
+	probe.keylen = keylen;
+	return bsearch(&probe, v, n, sizeof(*v), key_cmp);
+}
+
+/* Merge one rule into a key's value for the accesses it names: deny wins ties. */
+static void merge(struct bw_path_rule *val, unsigned access, enum bw_rule_verdict verdict,
+		  __u16 id)
+{
+	__u8 v = verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+
+	if ((access & BW_ACC_R) && (val->verdict_r == BW_V_NONE || v == BW_V_DENY) &&
+	    val->verdict_r != BW_V_DENY) {
+		val->verdict_r = v;
+		val->rule_r = id;
+	}
+	if ((access & BW_ACC_W) && (val->verdict_w == BW_V_NONE || v == BW_V_DENY) &&
+	    val->verdict_w != BW_V_DENY) {
+		val->verdict_w = v;
+		val->rule_w = id;
+	}
+}
+
+static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char *path, char term,
+		   unsigned access, enum bw_rule_verdict verdict, __u16 id)
+{
+	size_t len = strlen(path);
+	struct bw_file_entry *e;
+	size_t i;
+
+	/* "/" with a '/' terminator would be "//": the root subtree is just "/". */
+	if (len == 1 && term == '/')
+		term = 0, len = 0;
+	if (len + 1 > BW_KEY_PATH_MAX)
+		return -ENAMETOOLONG;
+	for (i = 0; i < *n; i++) {
+		e = &(*v)[i];
+		if (e->keylen == len + 1 && !memcmp(e->key, path, len) && e->key[len] == term)
+			goto found;
+	}
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct bw_file_entry *nv = realloc(*v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	e = &(*v)[(*n)++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->key, path, len);
+	e->key[len] = term;
+	e->keylen = len + 1;
+	if (len == 0) {
+		e->key[0] = '/';
+		e->keylen = 1;
+	}
+found:
+	merge(&e->val, access, verdict, id);
+	return 0;
+}
+
+/* Nearest proper ancestor key of e: its longest prefix that ends in '/'. */
+static const struct bw_file_entry *ancestor(struct bw_file_entry *v, size_t n,
+					    const struct bw_file_entry *e, unsigned from)
+{
+	unsigned j;
+
+	for (j = from; j-- > 0;) {
+		struct bw_file_entry *a;
+
+		if (e->key[j] != '/')
+			continue;
+		a = find_key(v, n, e->key, j + 1);
+		if (a)
+			return a;
+	}
+	return NULL;
+}
+
+static void inherit(struct bw_file_entry *v, size_t n, struct bw_file_entry *e)
+{
+	unsigned from = e->keylen - 1;
+	const struct bw_file_entry *a;
+
+	while ((e->val.verdict_r == BW_V_NONE || e->val.verdict_w == BW_V_NONE) &&
+	       (a = ancestor(v, n, e, from))) {
+		if (e->val.verdict_r == BW_V_NONE && a->val.verdict_r != BW_V_NONE) {
+			e->val.verdict_r = a->val.verdict_r;
+			e->val.rule_r = a->val.rule_r;
+		}
+		if (e->val.verdict_w == BW_V_NONE && a->val.verdict_w != BW_V_NONE) {
+			e->val.verdict_w = a->val.verdict_w;
+			e->val.rule_w = a->val.rule_w;
+		}
+		from = a->keylen - 1;
+	}
+}
+
+const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path)
+{
+	const struct bw_file_entry *best = NULL;
+	size_t len = strlen(path), i;
+
+	/* Linear on purpose: this is the reference the kernel trie is tested against. */
+	for (i = 0; i < c->nfiles; i++) {
+		const struct bw_file_entry *e = &c->files[i];
+		size_t kl = e->keylen;
+		int match;
+
+		if (e->key[kl - 1] == '\0')
+			match = kl - 1 == len && !memcmp(e->key, path, len);
+		else
+			match = kl <= len && !memcmp(e->key, path, kl);
+		if (match && (!best || kl > best->keylen))
+			best = e;
+	}
+	return best;
+}
+
+/* Is `path` equal to or below the subtree `dir`? */
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1)
+		return 1;
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+static int add_pins(const struct bw_profile *p, struct bw_compiled *c)
+{
+	size_t i, j;
+
+	c->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*c->pins));
+	if (!c->pins)
+		return -ENOMEM;
+	for (i = 0; i < p->nrules; i++) {
+		const struct bw_rule *r = &p->rules[i];
+		const struct bw_file_entry *self, *below = NULL;
+		struct bw_pin_req *pr;
+		char key[BW_KEY_PATH_MAX + 1];
+		int wanted = 0;
+
+		if (r->cat != BW_CAT_FILE)
+			continue;
+		/* Deny rules, and allow rules that carve an exception out of a denied subtree. */
+		if (r->verdict == BW_RULE_DENY) {
+			wanted = 1;
+		} else {
+			for (j = 0; j < p->nrules && !wanted; j++) {
+				const struct bw_rule *d = &p->rules[j];
+
+				wanted = d->cat == BW_CAT_FILE && d->verdict == BW_RULE_DENY &&
+					 d->file.subtree && under(r->file.path, d->file.path);
+			}
+		}
+		if (!wanted)
+			continue;
+		for (j = 0; j < c->npins; j++)
+			if (!strcmp(c->pins[j].path, r->file.path))
+				break;
+		if (j < c->npins)
+			continue; /* its values come from the trie: equal for every rule on it */
+		self = bw_compiled_lookup(c, r->file.path);
+		if (r->file.subtree) {
+			snprintf(key, sizeof(key), "%s/", strcmp(r->file.path, "/") ? r->file.path : "");
+			below = bw_compiled_lookup(c, key);
+			/* bw_compiled_lookup of "P/" matches the subtree key "P/" itself. */
+		}
+		pr = &c->pins[c->npins++];
+		pr->path = r->file.path;
+		memset(&pr->pin, 0, sizeof(pr->pin));
+		if (self)
+			pr->pin.self = self->val;
+		if (below)
+			pr->pin.below = below->val;
+	}
+	return 0;
+}
+
+int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen)
+{
+	size_t cap = 0, i;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->policy.default_file = p->defaults[BW_CAT_FILE] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
+	out->policy.default_exec = p->defaults[BW_CAT_EXEC] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
+	out->policy.default_net = p->defaults[BW_CAT_NET] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
+	out->policy.on_deny = p->on_deny == BW_PON_DENY_KILL ? BW_ON_DENY_KILL : BW_ON_DENY_LOG;
+
+	for (i = 0; i < p->nrules; i++) {
+		const struct bw_rule *r = &p->rules[i];
+		__u16 id = (__u16)(i + 1);
+
+		if (r->cat != BW_CAT_FILE) {
+			snprintf(err, errlen,
+				 "%s:%d: %s rules are not enforced by this version yet; "
+				 "remove them or use `bpfwarden check` only",
+				 r->origin.file, r->origin.line,
+				 r->cat == BW_CAT_EXEC ? "exec" : "net");
+			ret = -EOPNOTSUPP;
+			goto err;
+		}
+		if (r->file.subtree) {
+			ret = add_key(&out->files, &out->nfiles, &cap, r->file.path, '/',
+				      r->file.access, r->verdict, id);
+			if (!ret && strcmp(r->file.path, "/"))
+				ret = add_key(&out->files, &out->nfiles, &cap, r->file.path, '\0',
+					      r->file.access, r->verdict, id);
+		} else {
+			ret = add_key(&out->files, &out->nfiles, &cap, r->file.path, '\0',
+				      r->file.access, r->verdict, id);
+		}
+		if (ret) {
+			snprintf(err, errlen, "%s:%d: cannot compile rule: %s", r->origin.file,
+				 r->origin.line, strerror(-ret));
+			goto err;
+		}
+	}
+	if (out->nfiles)
+		qsort(out->files, out->nfiles, sizeof(*out->files), key_cmp);
+	for (i = 0; i < out->nfiles; i++)
+		inherit(out->files, out->nfiles, &out->files[i]);
+	ret = add_pins(p, out);
+	if (ret)
+		goto err;
+	out->policy.has_pins = out->npins > 0;
+	return 0;
+err:
+	bw_compiled_free(out);
+	return ret;
+}
+
+void bw_compiled_free(struct bw_compiled *c)
+{
+	free(c->files);
+	free(c->pins);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Profile -> map contents. Pure C: the loader (user/policy_load.c) writes
+ * what this produces into bw_file_rules, bw_inodes and bw_policies.
+ */
+#ifndef BW_COMPILE_H
+#define BW_COMPILE_H
+
+#include <stddef.h>
+#include "bpfwarden.h"
+#include "profile.h"
+
+/* One trie entry: key bytes (path plus '/' or '\0'), and the decided values. */
+struct bw_file_entry {
+	char key[BW_KEY_PATH_MAX];
+	unsigned keylen;
+	struct bw_path_rule val;
+};
+
+/* A path to pin by device and inode once resolved in the governed namespace. */
+struct bw_pin_req {
+	const char *path; /* points into the profile */
+	struct bw_inode_pin pin;
+};
+
+struct bw_compiled {
+	struct bw_policy policy;
+	struct bw_file_entry *files; /* sorted by key */
+	size_t nfiles;
+	struct bw_pin_req *pins;
+	size_t npins;
+};
+
+/*
+ * Compile the file rules of `p`. Rule ids are 1 + the index in p->rules.
+ * Returns 0, or -ENOMEM, or -EOPNOTSUPP with `err` filled when the profile
+ * uses what this build cannot enforce yet.
+ */
+int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen);
+void bw_compiled_free(struct bw_compiled *c);
+
+/* The entry the kernel's longest-prefix lookup would return for `path`, or NULL. */
+const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path);
+
+#endif /* BW_COMPILE_H */

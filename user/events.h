@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The audit log side: reads a policy slot's ring buffer, turns each record
+ * into one JSON line (schema: docs/events.md), and turns the kernel's drop
+ * counters into `lost` records. on-deny kill is carried out here too.
+ */
+#ifndef BW_EVENTS_H
+#define BW_EVENTS_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "bpfwarden.h"
+#include "loader.h"
+#include "profile.h"
+
+struct ring_buffer;
+
+struct bw_events {
+	int log_fd;
+	const struct bw_profile *profile; /* rule ids index its rules */
+	const char *mode;		  /* "enforce", "audit", "learn" */
+	char cgroup_dir[PATH_MAX];	  /* the governed cgroup (absolute) */
+	uint64_t cgroup_id;
+	uint32_t slot;
+	int kill_on_deny;
+	struct bw_maps *maps;
+	struct ring_buffer *rb;
+	int64_t boot_to_real_ns; /* add to a boot-time stamp to get wall time */
+	uint64_t lost_reported;
+	uint64_t denials, audits, learned, lost;
+	int killed;
+};
+
+int bw_events_open(struct bw_events *e, int rb_fd);
+/* Consume what is there, waiting up to timeout_ms; returns records or -errno. */
+int bw_events_poll(struct bw_events *e, int timeout_ms);
+/* Emit a `lost` record if the kernel dropped events since the last call. */
+void bw_events_check_lost(struct bw_events *e);
+void bw_events_close(struct bw_events *e);
+
+/* An `agent` record: what the agent itself did. */
+void bw_events_agent(struct bw_events *e, const char *msg);
+
+/* Format one kernel record as a JSON line into w (pure; used by tests). */
+struct jw;
+void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char *path,
+		     const char *exe, const char *cgroup_path, struct jw *w);
+
+const char *bw_op_name(unsigned op);
+
+#endif

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "bpfwarden.h"
+#include "cgroup.h"
+#include "govern.h"
+#include "util.h"
+
+int bw_slot_referenced(struct bw_maps *m, uint32_t slot)
+{
+	uint64_t key, next;
+	struct bw_cgroup v;
+	int first = 1;
+
+	while (!bpf_map_get_next_key(m->cgroups, first ? NULL : &key, &next)) {
+		first = 0;
+		key = next;
+		if (!bpf_map_lookup_elem(m->cgroups, &key, &v) && v.policy == slot)
+			return 1;
+	}
+	return 0;
+}
+
+/* Delete every key of a map whose policy field (at offset) equals slot. */
+static void delete_policy_keys(int fd, size_t key_size, size_t offset, uint32_t slot)
+{
+	char key[sizeof(struct bw_path_key)], next[sizeof(struct bw_path_key)];
+	char **dead = NULL;
+	size_t n = 0, cap = 0, i;
+	int first = 1;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		uint32_t policy;
+
+		first = 0;
+		memcpy(key, next, key_size);
+		memcpy(&policy, key + offset, sizeof(policy));
+		if (policy != slot)
+			continue;
+		if (n == cap) {
+			char **nd = realloc(dead, (cap = cap ? cap * 2 : 64) * sizeof(*nd));
+
+			if (!nd)
+				break;
+			dead = nd;
+		}
+		dead[n] = malloc(key_size);
+		if (!dead[n])
+			break;
+		memcpy(dead[n++], key, key_size);
+	}
+	/* Deleting while iterating would restart the walk; collect first. */
+	for (i = 0; i < n; i++) {
+		bpf_map_delete_elem(fd, dead[i]);
+		free(dead[i]);
+	}
+	free(dead);
+}
+
+int bw_slot_release(struct bw_maps *m, uint32_t id)
+{
+	struct bw_policy empty = {};
+
+	bpf_map_delete_elem(m->rbufs, &id);
+	delete_policy_keys(m->file_rules, sizeof(struct bw_path_key),
+			   offsetof(struct bw_path_key, policy), id);
+	delete_policy_keys(m->inodes, sizeof(struct bw_inode_key),
+			   offsetof(struct bw_inode_key, policy), id);
+	return bpf_map_update_elem(m->policies, &id, &empty, BPF_ANY) ? -errno : 0;
+}
+
+/* A slot is free when unused, or when its owner died and no cgroup refers to it. */
+static int slot_free(struct bw_maps *m, uint32_t id)
+{
+	struct bw_policy p;
+
+	if (bpf_map_lookup_elem(m->policies, &id, &p))
+		return 0;
+	if (!p.in_use)
+		return 1;
+	if (p.owner_pid && kill(p.owner_pid, 0) && errno == ESRCH && !bw_slot_referenced(m, id)) {
+		bw_dbg("reclaiming policy slot %u of dead agent %u", id, p.owner_pid);
+		return 1;
+	}
+	return 0;
+}
+
+static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < c->nfiles; i++) {
+		struct bw_path_key k = {};
+
+		k.policy = id;
+		k.prefixlen = (sizeof(k.policy) + c->files[i].keylen) * 8;
+		memcpy(k.path, c->files[i].key, c->files[i].keylen);
+		if (bpf_map_update_elem(m->file_rules, &k, &c->files[i].val, BPF_ANY)) {
+			int ret = -errno;
+
+			bw_err("cannot store file rule key %.*s: %s (the rule map holds %d keys "
+			       "for all loaded profiles)",
+			       (int)c->files[i].keylen, c->files[i].key, strerror(-ret),
+			       BW_MAX_FILE_KEYS);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
+		      size_t *resolved)
+{
+	size_t i;
+
+	*resolved = 0;
+	for (i = 0; i < c->npins; i++) {
+		struct bw_inode_key k = {};
+		struct stat st;
+
+		/* A path that does not exist yet is still denied by its path rule. */
+		if (stat(c->pins[i].path, &st))
+			continue;
+		k.ino = st.st_ino;
+		k.dev = (major(st.st_dev) << 20) | minor(st.st_dev);
+		k.policy = id;
+		if (bpf_map_update_elem(m->inodes, &k, &c->pins[i].pin, BPF_ANY)) {
+			int ret = -errno;
+
+			bw_err("cannot pin %s: %s (at most %d pins for all loaded profiles)",
+			       c->pins[i].path, strerror(-ret), BW_MAX_INODE_PINS);
+			return ret;
+		}
+		(*resolved)++;
+	}
+	return 0;
+}
+
+int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot)
+{
+	struct bw_policy pol = c->policy;
+	uint32_t id;
+	int ret, rb;
+
+	ret = bw_lock(m);
+	if (ret)
+		return ret;
+	for (id = 0; id < BW_MAX_POLICIES; id++)
+		if (slot_free(m, id))
+			break;
+	if (id == BW_MAX_POLICIES) {
+		bw_err("all %d policy slots are in use: detach a profile first", BW_MAX_POLICIES);
+		ret = -ENOSPC;
+		goto out;
+	}
+	/* Leftovers of a dead owner go before the slot is reused. */
+	bw_slot_release(m, id);
+	pol.in_use = 1;
+	pol.owner_pid = getpid();
+	pol.has_pins = 0;
+	ret = bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY) ? -errno : 0;
+	if (ret)
+		goto out;
+	ret = write_rules(m, c, id);
+	if (!ret)
+		ret = write_pins(m, c, id, &slot->pins_resolved);
+	if (ret)
+		goto fail;
+	pol.has_pins = slot->pins_resolved > 0;
+	if (bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY)) {
+		ret = -errno;
+		goto fail;
+	}
+	rb = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bw_rb", 0, 0, BW_RINGBUF_SIZE, NULL);
+	if (rb < 0) {
+		ret = -errno;
+		bw_err("cannot create the event ring buffer: %s", strerror(-ret));
+		goto fail;
+	}
+	if (bpf_map_update_elem(m->rbufs, &id, &rb, BPF_ANY)) {
+		ret = -errno;
+		close(rb);
+		goto fail;
+	}
+	slot->id = id;
+	slot->rb_fd = rb;
+	ret = 0;
+	goto out;
+fail:
+	bw_slot_release(m, id);
+out:
+	bw_unlock(m);
+	return ret;
+}
+
+struct govern_arg {
+	struct bw_maps *m;
+	struct bw_cgroup v;
+	int ret;
+};
+
+static int govern_fn(const char *path, uint64_t id, void *arg)
+{
+	struct govern_arg *a = arg;
+
+	if (bpf_map_update_elem(a->m->cgroups, &id, &a->v, BPF_ANY)) {
+		a->ret = -errno;
+		bw_err("cannot govern %s: %s (at most %d governed cgroups)", path,
+		       strerror(errno), BW_MAX_CGROUPS);
+		return a->ret;
+	}
+	return 0;
+}
+
+int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, uint8_t mode)
+{
+	struct govern_arg a = {.m = m};
+
+	a.v.policy = slot;
+	a.v.mode = mode;
+	return bw_cgroup_walk(dir, govern_fn, &a);
+}
+
+struct ungovern_arg {
+	struct bw_maps *m;
+	int found;
+	uint32_t slot;
+};
+
+static int ungovern_fn(const char *path, uint64_t id, void *arg)
+{
+	struct ungovern_arg *a = arg;
+	struct bw_cgroup v;
+
+	if (!bpf_map_lookup_elem(a->m->cgroups, &id, &v)) {
+		if (!a->found) {
+			a->found = 1;
+			a->slot = v.policy;
+		}
+		bpf_map_delete_elem(a->m->cgroups, &id);
+	}
+	return 0;
+}
+
+int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot)
+{
+	struct ungovern_arg a = {.m = m};
+	int ret;
+
+	ret = bw_cgroup_walk(dir, ungovern_fn, &a);
+	if (ret)
+		return ret;
+	if (!a.found)
+		return -ENOENT;
+	if (slot)
+		*slot = a.slot;
+	return 0;
+}

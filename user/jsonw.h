@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A JSON line built in memory and written with one write(2), so that a log
+ * never holds a partial line. Strings are UTF-8; a byte that is not valid
+ * UTF-8 is written as \udcXX (the lone surrogate U+DC00+byte, as Python's
+ * "surrogateescape" reads it back), which keeps the original bytes
+ * recoverable and the line valid JSON.
+ */
+#ifndef BW_JSONW_H
+#define BW_JSONW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jw {
+	char *buf;
+	size_t len, cap;
+	int need_comma;
+	int oom;
+};
+
+void jw_init(struct jw *w);
+void jw_free(struct jw *w);
+void jw_begin(struct jw *w);		    /* { */
+void jw_end(struct jw *w);		    /* } */
+void jw_obj(struct jw *w, const char *key); /* "key":{ */
+void jw_str(struct jw *w, const char *key, const char *s);
+void jw_strn(struct jw *w, const char *key, const char *s, size_t n);
+void jw_u64(struct jw *w, const char *key, uint64_t v);
+void jw_bool(struct jw *w, const char *key, int v);
+/* Append the escaped bytes of s, without quotes (exposed for tests). */
+void jw_escape(struct jw *w, const char *s, size_t n);
+/* Write buf plus '\n' to fd in one call; returns 0 or -errno. */
+int jw_write_line(struct jw *w, int fd);
+
+#endif

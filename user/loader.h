@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The BPF side is loaded once per boot and pinned under /sys/fs/bpf/bpfwarden
+ * (maps by name, links under links/), so enforcement never depends on an
+ * agent staying alive; every later agent opens the pins.
+ */
+#ifndef BW_LOADER_H
+#define BW_LOADER_H
+
+#include <stdbool.h>
+
+#define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
+#define BW_RUN_DIR "/run/bpfwarden"
+
+struct bw_maps {
+	int cgroups;
+	int policies;
+	int file_rules;
+	int inodes;
+	int rbufs;
+	int counters;
+	int lock_fd; /* held while changing shared state */
+};
+
+/*
+ * Load and pin whatever is not pinned yet (the file hooks need BPF LSM,
+ * which the caller has probed), then open every map. Returns 0 or -errno
+ * after printing what went wrong in words.
+ */
+int bw_load(struct bw_maps *m, bool want_lsm);
+/* Open the pinned maps only; -ENOENT when nothing is loaded. */
+int bw_open_pinned(struct bw_maps *m);
+void bw_maps_close(struct bw_maps *m);
+
+/* Serialise slot allocation and cgroup changes between agents. */
+int bw_lock(struct bw_maps *m);
+void bw_unlock(struct bw_maps *m);
+
+#endif

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "cgroup.h"
+#include "probe.h"
+#include "session.h"
+#include "util.h"
+
+static const char *const mode_names[] = {
+	[BW_MODE_ENFORCE] = "enforce",
+	[BW_MODE_AUDIT] = "audit",
+	[BW_MODE_LEARN] = "learn",
+};
+
+int bw_parse_mode(const char *s, unsigned *mode)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (!strcmp(s, mode_names[i])) {
+			*mode = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *bw_mode_name(unsigned mode)
+{
+	return mode < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[mode] : "unknown";
+}
+
+static const char *profile_libdir(void)
+{
+	const char *env = getenv("BPFWARDEN_PROFILE_DIR");
+
+	return env && *env ? env : BW_PROFILE_LIBDIR;
+}
+
+int bw_session_prepare(struct bw_session *s, const char *profile_path, const char *mode_opt,
+		       const char *log_path)
+{
+	struct bw_diags diags = {};
+	const struct bw_support *sup;
+	const char *why;
+	char err[512];
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->log_fd = -1;
+	s->maps = (struct bw_maps){-1, -1, -1, -1, -1, -1, -1};
+	s->slot.rb_fd = -1;
+
+	ret = bw_profile_load(profile_path, profile_libdir(), &s->profile, &diags);
+	bw_diags_print(stderr, &diags);
+	bw_diags_free(&diags);
+	if (ret) {
+		if (ret != -EINVAL)
+			bw_err("cannot read profile %s: %s", profile_path, strerror(-ret));
+		return 1;
+	}
+	if (mode_opt) {
+		if (bw_parse_mode(mode_opt, &s->mode)) {
+			bw_err("unknown mode '%s' (enforce, audit or learn)", mode_opt);
+			return 2;
+		}
+	} else if (s->profile->mode == BW_PMODE_AUDIT) {
+		s->mode = BW_MODE_AUDIT;
+	} else if (s->profile->mode == BW_PMODE_LEARN) {
+		s->mode = BW_MODE_LEARN;
+	} else {
+		s->mode = BW_MODE_ENFORCE;
+	}
+	ret = bw_compile(s->profile, &s->compiled, err, sizeof(err));
+	if (ret) {
+		bw_err("%s", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+
+	sup = bw_probe();
+	why = bw_lsm_unavailable(sup);
+	if (why) {
+		bw_err("file enforcement needs BPF LSM: %s. `bpfwarden status` shows what this "
+		       "kernel supports.",
+		       why);
+		return 1;
+	}
+	if (!sup->cgroup2) {
+		bw_err("no cgroup2 hierarchy is mounted (see /proc/self/mountinfo)");
+		return 1;
+	}
+	if (bw_load(&s->maps, true))
+		return 1;
+	ret = bw_slot_install(&s->maps, &s->compiled, &s->slot);
+	if (ret)
+		return 1;
+	s->installed = true;
+
+	if (log_path) {
+		s->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (s->log_fd < 0) {
+			bw_err("cannot open log %s: %s", log_path, strerror(errno));
+			return 1;
+		}
+	} else {
+		s->log_fd = dup(STDERR_FILENO);
+	}
+	s->ev.log_fd = s->log_fd;
+	s->ev.profile = s->profile;
+	s->ev.mode = bw_mode_name(s->mode);
+	s->ev.slot = s->slot.id;
+	s->ev.maps = &s->maps;
+	s->ev.kill_on_deny = s->compiled.policy.on_deny == BW_ON_DENY_KILL;
+	ret = bw_events_open(&s->ev, s->slot.rb_fd);
+	if (ret) {
+		bw_err("cannot read the event ring buffer: %s", strerror(-ret));
+		return 1;
+	}
+	s->events_open = true;
+	return 0;
+}
+
+int bw_session_govern(struct bw_session *s, const char *cgdir)
+{
+	char msg[PATH_MAX + 128];
+	int ret;
+
+	snprintf(s->cgdir, sizeof(s->cgdir), "%s", cgdir);
+	snprintf(s->ev.cgroup_dir, sizeof(s->ev.cgroup_dir), "%s", cgdir);
+	ret = bw_cgroup_id(cgdir, &s->ev.cgroup_id);
+	if (ret) {
+		bw_err("cannot identify cgroup %s: %s", cgdir, strerror(-ret));
+		return ret;
+	}
+	ret = bw_lock(&s->maps);
+	if (!ret) {
+		struct bw_cgroup cur;
+
+		if (!bpf_map_lookup_elem(s->maps.cgroups, &s->ev.cgroup_id, &cur)) {
+			bw_err("%s is already governed (policy slot %u): detach it first", cgdir,
+			       cur.policy);
+			ret = -EEXIST;
+		} else {
+			ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode);
+			s->governing = true;
+		}
+		bw_unlock(&s->maps);
+	}
+	if (ret)
+		return ret;
+	snprintf(msg, sizeof(msg), "governing %s with profile %s in %s mode (%zu file keys, %zu inode pins)",
+		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode),
+		 s->compiled.nfiles, s->slot.pins_resolved);
+	bw_events_agent(&s->ev, msg);
+	return 0;
+}
+
+void bw_session_end(struct bw_session *s)
+{
+	if (s->events_open) {
+		bw_events_poll(&s->ev, 0);
+		bw_events_check_lost(&s->ev);
+	}
+	if (s->governing && !access(s->cgdir, F_OK) && !bw_lock(&s->maps)) {
+		bw_ungovern(&s->maps, s->cgdir, NULL);
+		bw_unlock(&s->maps);
+	}
+	if (s->installed && !bw_lock(&s->maps)) {
+		/* Another command may have re-governed cgroups with our slot; keep it then. */
+		if (!bw_slot_referenced(&s->maps, s->slot.id))
+			bw_slot_release(&s->maps, s->slot.id);
+		bw_unlock(&s->maps);
+	}
+	if (s->events_open)
+		bw_events_close(&s->ev);
+	if (s->slot.rb_fd >= 0)
+		close(s->slot.rb_fd);
+	if (s->log_fd >= 0)
+		close(s->log_fd);
+	bw_maps_close(&s->maps);
+	if (s->maps.lock_fd >= 0)
+		close(s->maps.lock_fd);
+	bw_compiled_free(&s->compiled);
+	bw_profile_free(s->profile);
+	s->profile = NULL;
+}
