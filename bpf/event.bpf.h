@@ -43,7 +43,7 @@ static __always_inline void bw_event_fill(struct bw_scratch *s, __u64 cgid, __u3
 	ev->flags = flags;
 	ev->pad = 0;
 	ev->pad2 = 0;
-	ev->pad3 = 0;
+	ev->dev = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 }
 

@@ -89,7 +89,7 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 		return -EACCES;
 
 	w.policy = policy;
-	w.check_pins = pol->has_pins;
+	w.check_pins = pol->has_pins || !mnt;
 	off = bw_path_build(s, &w, mnt, dentry) & BW_BUF_MASK;
 	len = BW_PATH_BUF - off;
 
@@ -99,6 +99,15 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 		d.verdict = BW_V_ALLOW;
 	} else if (w.flags & BW_EVF_PATH_TOO_LONG) {
 		d.verdict = BW_V_DENY;
+	} else if (!mnt) {
+		/* No path to match: the nearest pin decides, else the default. */
+		pin = bw_pin_of(dentry, policy);
+		if (pin && pin->self.verdict_w)
+			bw_decide_access(&d, pin->self.verdict_w, pin->self.rule_w, 0);
+		else if (w.pinned)
+			bw_decide_access(&d, w.below.verdict_w, w.below.rule_w, 0);
+		if (d.verdict == BW_V_NONE)
+			bw_decide_access(&d, BW_V_NONE, 0, pol->default_file);
 	} else {
 		/*
 		 * Copy a full key's worth: bytes past the path are never compared,
@@ -121,7 +130,7 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 			bw_decide_access(&d, r ? r->verdict_w : BW_V_NONE, r ? r->rule_w : 0,
 					 pol->default_file);
 	}
-	if (pol->has_pins && d.verdict != BW_V_DENY) {
+	if (pol->has_pins && mnt && d.verdict != BW_V_DENY) {
 		/*
 		 * The same object by another name: its own pin, else the nearest
 		 * pinned directory above it, decides as its rule's path would.
@@ -129,6 +138,8 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 		struct bw_decision pd = {};
 
 		pin = bw_pin_of(dentry, policy);
+		if (pin && (pin->self.flags & BW_PIN_MOUNT))
+			pin = NULL;
 		if (access & BW_ACC_R) {
 			if (pin && pin->self.verdict_r)
 				bw_decide_access(&pd, pin->self.verdict_r, pin->self.rule_r, 0);
@@ -165,6 +176,8 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 
 	bw_event_fill(s, cgid, policy, type, op, type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
 		      access, d.rule, w.flags);
+	if (w.flags & BW_EVF_FS_RELATIVE)
+		s->ev.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
 	len &= BW_BUF_MASK;
 	bpf_probe_read_kernel(s->evpath, len, &s->buf[off]);
 	bw_event_send(s, len);
@@ -243,7 +256,7 @@ int BPF_PROG(bw_path_symlink, const struct path *dir, struct dentry *dentry, con
 	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_SYMLINK, BW_ACC_W);
 }
 
-/* A new name for an existing file changes both: the link count and the directory. */
+/* A new name for an existing file changes both the file (its link count) and the directory. */
 SEC("lsm/path_link")
 int BPF_PROG(bw_path_link, struct dentry *old_dentry, const struct path *new_dir,
 	     struct dentry *new_dentry, int ret)
@@ -253,7 +266,8 @@ int BPF_PROG(bw_path_link, struct dentry *old_dentry, const struct path *new_dir
 	if (ret)
 		return ret;
 	mnt = BPF_CORE_READ(new_dir, mnt);
-	ret = bw_file_check(mnt, old_dentry, BW_OP_LINK, BW_ACC_W);
+	/* A second name gives all the access of the first: it needs both. */
+	ret = bw_file_check(mnt, old_dentry, BW_OP_LINK, BW_ACC_R | BW_ACC_W);
 	if (ret)
 		return ret;
 	return bw_file_check(mnt, new_dentry, BW_OP_LINK, BW_ACC_W);
@@ -288,4 +302,45 @@ int BPF_PROG(bw_path_chown, const struct path *path, unsigned int uid, unsigned 
 		return ret;
 	return bw_file_check(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), BW_OP_CHOWN,
 			     BW_ACC_W);
+}
+
+#define ATTR_MODE (1 << 0)
+#define ATTR_UID (1 << 1)
+#define ATTR_GID (1 << 2)
+#define ATTR_SIZE (1 << 3)
+#define ATTR_ATIME (1 << 4)
+#define ATTR_MTIME (1 << 5)
+
+/*
+ * utimes and friends reach no path hook. Mode, owner and size changes are
+ * decided by path_chmod, path_chown and path_truncate; what is left here is
+ * a time change, decided without a mount (see bw_path_build).
+ */
+static __always_inline int bw_setattr(struct dentry *dentry, struct iattr *attr)
+{
+	unsigned int valid = BPF_CORE_READ(attr, ia_valid);
+
+	if (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE))
+		return 0;
+	if (!(valid & (ATTR_ATIME | ATTR_MTIME)))
+		return 0;
+	return bw_file_check(NULL, dentry, BW_OP_UTIMES, BW_ACC_W);
+}
+
+/* The hook gained an idmap argument in 6.3: the loader picks one of these. */
+SEC("lsm/inode_setattr")
+int BPF_PROG(bw_setattr_idmap, struct mnt_idmap *idmap, struct dentry *dentry,
+	     struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_setattr(dentry, attr);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(bw_setattr_plain, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_setattr(dentry, attr);
 }

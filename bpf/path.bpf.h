@@ -46,7 +46,7 @@ struct bw_walk {
 	__u8 check_pins; /* the policy has pins: look each ancestor up */
 	__u8 pin_phase;	 /* climbing above a bind mount's root, pins only */
 	__u8 pinned;	 /* below holds the nearest pinned ancestor's values */
-	__u8 pad;
+	__u8 any_pins;	 /* no mount known: mount-root pins count too */
 	struct bw_path_rule below;
 };
 
@@ -71,7 +71,8 @@ static __always_inline void bw_walk_pin(struct bw_walk *w, struct dentry *d)
 	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	k.policy = w->policy;
 	pin = bpf_map_lookup_elem(&bw_inodes, &k);
-	if (pin && (pin->below.verdict_r || pin->below.verdict_w)) {
+	if (pin && (w->any_pins || !(pin->below.flags & BW_PIN_MOUNT)) &&
+	    (pin->below.verdict_r || pin->below.verdict_w)) {
 		w->below = pin->below;
 		w->pinned = 1;
 	}
@@ -96,6 +97,16 @@ static long bw_walk_step(__u32 i, struct bw_walk *w)
 	__u32 zero = 0, len, off;
 
 	parent = BPF_CORE_READ(d, d_parent);
+	if (!w->mnt) {
+		/* Without a mount the walk ends at the file system's root. */
+		if (d == parent) {
+			w->flags |= BW_EVF_FS_RELATIVE;
+			bw_walk_pin(w, d);
+			return 1;
+		}
+		bw_walk_pin(w, d);
+		goto prepend;
+	}
 	if (w->pin_phase) {
 		/*
 		 * A bind mount of a subdirectory hides the directories above its
@@ -140,7 +151,7 @@ static long bw_walk_step(__u32 i, struct bw_walk *w)
 	}
 	if (w->check_pins)
 		bw_walk_pin(w, d);
-
+prepend:
 	s = bpf_map_lookup_elem(&bw_scratch, &zero);
 	if (!s)
 		return 1;
@@ -160,7 +171,8 @@ static long bw_walk_step(__u32 i, struct bw_walk *w)
 }
 
 /*
- * Walk from (vfsmnt, dentry) to the task's root. Returns the path's offset in
+ * Walk from (vfsmnt, dentry) to the task's root; with no vfsmnt (a hook that
+ * gets only a dentry), to the root of the dentry's file system. Returns the path's offset in
  * s->buf (the path runs to BW_PATH_BUF, no NUL); w->flags says how it went.
  */
 static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct bw_walk *w,
@@ -171,8 +183,13 @@ static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct bw_walk 
 
 	w->object = dentry;
 	w->dentry = dentry;
-	w->mnt = bw_real_mount(vfsmnt);
-	w->mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+	if (vfsmnt) {
+		w->mnt = bw_real_mount(vfsmnt);
+		w->mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+	} else {
+		w->mnt = NULL;
+		w->any_pins = 1;
+	}
 	w->root_dentry = BPF_CORE_READ(task, fs, root.dentry);
 	w->root_mnt = BPF_CORE_READ(task, fs, root.mnt);
 	w->off = BW_PATH_BUF;

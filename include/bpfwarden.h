@@ -68,7 +68,7 @@ struct bw_policy {
 	__u8 default_exec;
 	__u8 default_net;
 	__u8 on_deny;
-	__u8 has_pins; /* 1 when bw_inodes holds entries of this policy */
+	__u8 has_pins; /* 1 when deny rules of this policy are pinned in bw_inodes */
 	__u8 in_use;   /* slot taken (agent side only) */
 	__u8 pad[2];
 	__u32 owner_pid; /* agent that streams this slot's events */
@@ -94,8 +94,15 @@ struct bw_path_rule {
 	__u16 rule_w;
 	__u8 verdict_r; /* enum bw_verdict */
 	__u8 verdict_w;
-	__u8 pad[2];
+	__u8 flags;	/* BW_PIN_* (pins only) */
+	__u8 pad;
 };
+
+/*
+ * A pin taken from a mount's root rather than from a rule. Only attribute
+ * changes, whose hook gets no mount to build a path from, are decided by it.
+ */
+#define BW_PIN_MOUNT 0x1
 _Static_assert(sizeof(struct bw_path_rule) == 8, "bw_path_rule size");
 
 /*
@@ -141,7 +148,7 @@ enum bw_op {
 	BW_OP_SYMLINK,
 	BW_OP_CHMOD,
 	BW_OP_CHOWN,
-	BW_OP_SETATTR, /* utimes and other attribute changes */
+	BW_OP_UTIMES,
 	BW_OP_MAX,
 };
 
@@ -149,6 +156,7 @@ enum bw_op {
 #define BW_EVF_PATH_TOO_LONG 0x1 /* path did not fit the kernel buffer */
 #define BW_EVF_INODE_PIN 0x2	 /* decided by a pinned inode, not the path */
 #define BW_EVF_UNREACHABLE 0x4	 /* pseudo file (pipe, socket, memfd): no path */
+#define BW_EVF_FS_RELATIVE 0x8	 /* path is relative to the file system of `dev` */
 
 #define BW_COMM_LEN 16
 
@@ -171,7 +179,7 @@ struct bw_event {
 	__u8 pad;
 	__u16 path_len;
 	__u16 pad2;
-	__u32 pad3;
+	__u32 dev; /* with BW_EVF_FS_RELATIVE: the file system's dev_t */
 	char comm[BW_COMM_LEN];
 };
 _Static_assert(sizeof(struct bw_event) == 72, "bw_event size");

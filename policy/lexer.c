@@ -4,6 +4,8 @@
  * Nothing is allocated: words point into the buffer, and strings are
  * decoded in place (a decoded string is never longer than its source).
  */
+#include <string.h>
+
 #include "lexer.h"
 
 static int is_blank(unsigned char c)
@@ -18,6 +20,9 @@ void bw_lexer_init(struct bw_lexer *lx, char *buf, size_t len)
 	lx->pos = 0;
 	lx->line_start = 0;
 	lx->line = 1;
+	/* A UTF-8 byte order mark, as some editors write it, is not text. */
+	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+		lx->pos = lx->line_start = 3;
 }
 
 static int col_of(const struct bw_lexer *lx, size_t pos)

@@ -70,10 +70,17 @@ static bool at_end(const struct fctx *fc)
 	return fc->cur.type == BW_TOK_EOL || fc->cur.type == BW_TOK_EOF;
 }
 
+/* A value: the text, quoted or not. */
+static bool text_is(const struct bw_token *t, const char *text)
+{
+	size_t n = strlen(text);
+	return t->len == n && memcmp(t->s, text, n) == 0;
+}
+
+/* A keyword: a bare word, so that a quoted "memfd" can still be a file name. */
 static bool tok_is(const struct bw_token *t, const char *word)
 {
-	size_t n = strlen(word);
-	return t->type == BW_TOK_WORD && t->len == n && memcmp(t->s, word, n) == 0;
+	return t->type == BW_TOK_WORD && text_is(t, word);
 }
 
 static const char *show(char *buf, const struct bw_token *t)
@@ -214,11 +221,11 @@ static int rule_file(struct fctx *fc, struct bw_rule *r, const struct bw_token *
 	if (!take(fc, &perms, "missing path", &path))
 		return -1;
 
-	if (tok_is(&perms, "r"))
+	if (text_is(&perms, "r"))
 		access = BW_ACC_R;
-	else if (tok_is(&perms, "w"))
+	else if (text_is(&perms, "w"))
 		access = BW_ACC_W;
-	else if (tok_is(&perms, "rw") || tok_is(&perms, "wr"))
+	else if (text_is(&perms, "rw") || text_is(&perms, "wr"))
 		access = BW_ACC_R | BW_ACC_W;
 	if (!access) {
 		error_at(fc, &perms, "bad permission letters '%s': expected r, w or rw",

@@ -13,15 +13,6 @@
 #include "lexer.h"
 #include "profile.h"
 
-/* Includes nest at most this deep below the top-level file. */
-#define BW_INCLUDE_DEPTH_MAX 16
-/* Largest profile file, top level or included (bytes). */
-#define BW_PROFILE_FILE_MAX (8u << 20)
-/* `profile NAME`: letters, digits, '.', '_', '-', at most this many bytes. */
-#define BW_PROFILE_NAME_MAX 64
-/* sun_path holds 108 bytes: a path and its NUL, or NUL and an abstract name. */
-#define BW_UNIX_PATH_MAX 107
-
 struct bw_file_id {
 	dev_t dev;
 	ino_t ino;

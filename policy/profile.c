@@ -86,7 +86,8 @@ static int parse_top(const char *name, char *buf, size_t len, const struct bw_fi
 				  BW_PROFILE_FILE_MAX >> 20);
 		else
 			bw_parse_buffer(&ps, stored, buf, len);
-		bw_validate(&ps);
+		if (len <= BW_PROFILE_FILE_MAX)
+			bw_validate(&ps);
 	}
 	free(buf);
 	free(ps.seen);

@@ -12,6 +12,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * Limits of the language (docs/profile-language.md, "Limits"); the kernel's
+ * own (BW_RULE_PATH_MAX, BW_MAX_RULES) are in include/bpfwarden.h.
+ */
+/* Includes nest at most this deep below the top-level file. */
+#define BW_INCLUDE_DEPTH_MAX 16
+/* Largest profile file, top level or included (bytes). */
+#define BW_PROFILE_FILE_MAX (8u << 20)
+/* `profile NAME`: letters, digits, '.', '_', '-', at most this many bytes. */
+#define BW_PROFILE_NAME_MAX 64
+/* sun_path holds 108 bytes: a path and its NUL, or NUL and an abstract name. */
+#define BW_UNIX_PATH_MAX 107
+
 enum bw_cat { BW_CAT_FILE = 0, BW_CAT_EXEC, BW_CAT_NET, BW_CAT_COUNT };
 
 enum bw_rule_verdict { BW_RULE_ALLOW = 1, BW_RULE_DENY = 2 };
@@ -41,7 +54,12 @@ struct bw_file_rule {
 struct bw_net_rule {
 	enum bw_net_op op;
 	enum bw_net_proto proto;
-	/* tcp/udp: family 4 or 6, or 0 for `*` (any address of both families) */
+	/*
+	 * tcp/udp: family 4 or 6, or 0 for `*` (any address of both families)
+	 * and for `localhost` (then addr is zero and prefixlen 0: the flag
+	 * below says which addresses). IPv4-mapped IPv6 (::ffff:a.b.c.d, prefix
+	 * 96 or more) is stored as IPv4. unix: 0.
+	 */
 	int family;
 	uint8_t addr[16];	   /* network byte order; IPv4 in the first 4 bytes */
 	int prefixlen;		   /* 0..32 or 0..128 */
@@ -107,12 +125,21 @@ struct bw_diags {
  * profile library searched after the including file's directory (NULL: none).
  * Returns 0 and sets *out when there were no errors (warnings may be in
  * diags); -EINVAL when diags holds at least one error (*out is NULL);
- * another negative errno for a failure that is not the profile's fault.
+ * another negative errno for a failure that is not the profile's fault:
+ * the top-level file cannot be opened or read (-ENOENT, -EACCES, -EISDIR:
+ * no diagnostic is added), or -ENOMEM. Diagnostics are appended to `diags`,
+ * so one bw_diags can collect several parses; only this parse's errors
+ * count.
  */
 int bw_profile_load(const char *path, const char *libdir, struct bw_profile **out,
 		    struct bw_diags *diags);
 
-/* Same, from a string; `name` stands in for the file name in diagnostics. */
+/*
+ * Same, from a string; `name` stands in for the file name in diagnostics and
+ * origins, and its directory part (none: the current directory) is where
+ * relative includes are looked up first. The text is copied; it may hold
+ * any bytes (NUL bytes are errors, not terminators). NULL arguments: -EFAULT.
+ */
 int bw_profile_parse_string(const char *name, const char *text, size_t len, const char *libdir,
 			    struct bw_profile **out, struct bw_diags *diags);
 
@@ -122,7 +149,12 @@ void bw_diags_free(struct bw_diags *d);
 /* Print as `FILE:LINE:COL: error: MESSAGE` (or `warning:`), one a line. */
 void bw_diags_print(FILE *f, const struct bw_diags *d);
 
-/* Human-readable "FILE:LINE" of a rule, for events. Static buffer not used. */
+/*
+ * Human-readable "FILE:LINE" of a rule, for events, or "default" for an
+ * implicit origin (file NULL or line 0). Static buffer not used. Returns the
+ * length written, -ENOSPC when buf was too small (it then holds a cut,
+ * terminated string), -EINVAL for NULL arguments.
+ */
 int bw_origin_format(const struct bw_origin *o, char *buf, size_t len);
 
 #endif /* BW_POLICY_PROFILE_H */

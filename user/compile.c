@@ -151,16 +151,63 @@ const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, cons
 	return best;
 }
 
-/* Is `path` equal to or below the subtree `dir`? */
-static int under(const char *path, const char *dir)
+struct bw_inode_pin bw_compiled_pin(const struct bw_compiled *c, const char *path, int dir)
 {
-	size_t n = strlen(dir);
+	struct bw_inode_pin pin = {};
+	const struct bw_file_entry *e;
+	char key[BW_KEY_PATH_MAX + 2];
 
-	if (n == 1)
-		return 1;
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+	e = bw_compiled_lookup(c, path);
+	if (e)
+		pin.self = e->val;
+	if (dir) {
+		/* "P/" finds the subtree key of P itself, or the nearest above it. */
+		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
+		e = bw_compiled_lookup(c, key);
+		if (e)
+			pin.below = e->val;
+	}
+	return pin;
 }
 
+static void merge_rule(struct bw_path_rule *into, const struct bw_path_rule *from)
+{
+	if (from->verdict_r == BW_V_DENY ||
+	    (into->verdict_r == BW_V_NONE && from->verdict_r != BW_V_NONE)) {
+		into->verdict_r = from->verdict_r;
+		into->rule_r = from->rule_r;
+	}
+	if (from->verdict_w == BW_V_DENY ||
+	    (into->verdict_w == BW_V_NONE && from->verdict_w != BW_V_NONE)) {
+		into->verdict_w = from->verdict_w;
+		into->rule_w = from->rule_w;
+	}
+}
+
+void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from)
+{
+	int into_mount = into->self.flags & BW_PIN_MOUNT;
+	int from_mount = from->self.flags & BW_PIN_MOUNT;
+
+	if (into_mount && !from_mount) {
+		*into = *from;
+		return;
+	}
+	if (!into_mount && from_mount)
+		return;
+	if (into->self.verdict_r == BW_V_DENY && from->self.verdict_r == BW_V_DENY &&
+	    into->self.rule_r > from->self.rule_r)
+		into->self.rule_r = from->self.rule_r;
+	merge_rule(&into->self, &from->self);
+	merge_rule(&into->below, &from->below);
+}
+
+/*
+ * Every rule's object is pinned: deny rules so that other names of the object
+ * reach the same decision, the others so that the nearest pinned directory
+ * above an object is the most specific one, and so that attribute changes,
+ * which come without a path, find the rule of the directory they are in.
+ */
 static int add_pins(const struct bw_profile *p, struct bw_compiled *c)
 {
 	size_t i, j;
@@ -170,45 +217,23 @@ static int add_pins(const struct bw_profile *p, struct bw_compiled *c)
 		return -ENOMEM;
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
-		const struct bw_file_entry *self, *below = NULL;
 		struct bw_pin_req *pr;
-		char key[BW_KEY_PATH_MAX + 1];
-		int wanted = 0;
 
 		if (r->cat != BW_CAT_FILE)
-			continue;
-		/* Deny rules, and allow rules that carve an exception out of a denied subtree. */
-		if (r->verdict == BW_RULE_DENY) {
-			wanted = 1;
-		} else {
-			for (j = 0; j < p->nrules && !wanted; j++) {
-				const struct bw_rule *d = &p->rules[j];
-
-				wanted = d->cat == BW_CAT_FILE && d->verdict == BW_RULE_DENY &&
-					 d->file.subtree && under(r->file.path, d->file.path);
-			}
-		}
-		if (!wanted)
 			continue;
 		for (j = 0; j < c->npins; j++)
 			if (!strcmp(c->pins[j].path, r->file.path))
 				break;
-		if (j < c->npins)
-			continue; /* its values come from the trie: equal for every rule on it */
-		self = bw_compiled_lookup(c, r->file.path);
-		if (r->file.subtree) {
-			snprintf(key, sizeof(key), "%s/", strcmp(r->file.path, "/") ? r->file.path : "");
-			below = bw_compiled_lookup(c, key);
-			/* bw_compiled_lookup of "P/" matches the subtree key "P/" itself. */
-		}
-		pr = &c->pins[c->npins++];
-		pr->path = r->file.path;
-		memset(&pr->pin, 0, sizeof(pr->pin));
-		if (self)
-			pr->pin.self = self->val;
-		if (below)
-			pr->pin.below = below->val;
+		if (j == c->npins)
+			c->pins[c->npins++].path = r->file.path;
+		pr = &c->pins[j];
+		pr->deny |= r->verdict == BW_RULE_DENY;
+		pr->subtree |= r->file.subtree && r->verdict == BW_RULE_DENY;
+		pr->dir |= r->file.subtree;
 	}
+	/* Values come from the trie: the same for every rule on one path. */
+	for (j = 0; j < c->npins; j++)
+		c->pins[j].pin = bw_compiled_pin(c, c->pins[j].path, c->pins[j].dir);
 	return 0;
 }
 
@@ -259,7 +284,8 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	ret = add_pins(p, out);
 	if (ret)
 		goto err;
-	out->policy.has_pins = out->npins > 0;
+	for (i = 0; i < out->npins; i++)
+		out->policy.has_pins |= out->pins[i].deny;
 	return 0;
 err:
 	bw_compiled_free(out);

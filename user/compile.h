@@ -21,6 +21,9 @@ struct bw_file_entry {
 struct bw_pin_req {
 	const char *path; /* points into the profile */
 	struct bw_inode_pin pin;
+	int deny;    /* named by a deny rule */
+	int subtree; /* a subtree deny: scan it for files with other names */
+	int dir;     /* some rule on this path is a subtree rule */
 };
 
 struct bw_compiled {
@@ -41,5 +44,11 @@ void bw_compiled_free(struct bw_compiled *c);
 
 /* The entry the kernel's longest-prefix lookup would return for `path`, or NULL. */
 const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path);
+
+/* The pin values for an object at `path` (a directory's `below` if dir). */
+struct bw_inode_pin bw_compiled_pin(const struct bw_compiled *c, const char *path, int dir);
+
+/* Combine two pins of one inode: a rule's pin beats a mount's, then deny wins. */
+void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from);
 
 #endif /* BW_COMPILE_H */

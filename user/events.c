@@ -21,7 +21,7 @@ static const char *const op_names[BW_OP_MAX] = {
 	[BW_OP_RENAME_FROM] = "rename",	 [BW_OP_RENAME_TO] = "rename",
 	[BW_OP_LINK] = "link",		 [BW_OP_SYMLINK] = "symlink",
 	[BW_OP_CHMOD] = "chmod",	 [BW_OP_CHOWN] = "chown",
-	[BW_OP_SETATTR] = "setattr",
+	[BW_OP_UTIMES] = "utimes",
 };
 
 const char *bw_op_name(unsigned op)
@@ -124,6 +124,8 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 		jw_bool(w, "by_inode", 1);
 	if (ev->flags & BW_EVF_UNREACHABLE)
 		jw_bool(w, "pseudo_file", 1);
+	if (ev->flags & BW_EVF_FS_RELATIVE)
+		jw_bool(w, "path_from_fs_root", 1);
 	jw_end(w);
 }
 
@@ -153,18 +155,61 @@ static void kill_cgroup(struct bw_events *e)
 		bw_events_agent(e, "on-deny kill: killed every process of the governed cgroup");
 }
 
+/*
+ * Where the file system of a kernel dev_t is mounted (at its own root) in our
+ * mount namespace, for events whose hook had no mount to name the path by.
+ */
+static int mount_of_dev(uint32_t dev, char *out, size_t len)
+{
+	unsigned maj = dev >> 20, min = dev & 0xfffff, a, b;
+	char line[8192], root[PATH_MAX], mnt[PATH_MAX];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %u:%u %4095s %4095s", &a, &b, root, mnt) != 4)
+			continue;
+		if (a == maj && b == min && !strcmp(root, "/")) {
+			snprintf(out, len, "%s", strcmp(mnt, "/") ? mnt : "");
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
 static int handle(void *ctx, void *data, size_t size)
 {
 	struct bw_events *e = ctx;
-	const struct bw_event *ev = data;
+	struct bw_event head;
+	const struct bw_event *ev = &head;
 	char exe[PATH_MAX] = "", link[64], cgpath[PATH_MAX];
 	const char *path;
 	struct jw w;
 	ssize_t n;
 
-	if (size < sizeof(*ev) || size < sizeof(*ev) + ev->path_len)
+	if (size < sizeof(head))
+		return 0;
+	memcpy(&head, data, sizeof(head)); /* the ring buffer is mapped read-only */
+	if (size < sizeof(head) + head.path_len)
 		return 0;
 	path = (const char *)data + sizeof(*ev);
+	if (ev->flags & BW_EVF_FS_RELATIVE) {
+		static char full[2 * PATH_MAX];
+		char mnt[PATH_MAX];
+		int n;
+
+		if (!mount_of_dev(ev->dev, mnt, sizeof(mnt))) {
+			n = snprintf(full, sizeof(full), "%s%.*s", mnt, (int)ev->path_len, path);
+			if (n > 1 && full[n - 1] == '/')
+				full[--n] = '\0';
+			path = full;
+			head.path_len = n < (int)sizeof(full) ? n : (int)sizeof(full) - 1;
+		}
+	}
 	/* Best effort: the process may be gone by now. */
 	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,37 +119,159 @@ static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t 
 	return 0;
 }
 
-static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
-		      size_t *resolved)
+struct pin_set {
+	struct bw_inode_key *keys;
+	struct bw_inode_pin *pins;
+	size_t n, cap;
+	size_t deny; /* pins that come from deny rules */
+};
+
+static int pin_add(struct pin_set *ps, const struct stat *st, uint32_t policy,
+		   const struct bw_inode_pin *pin)
 {
+	struct bw_inode_key k = {};
 	size_t i;
 
-	*resolved = 0;
-	for (i = 0; i < c->npins; i++) {
-		struct bw_inode_key k = {};
+	k.ino = st->st_ino;
+	k.dev = (major(st->st_dev) << 20) | minor(st->st_dev);
+	k.policy = policy;
+	for (i = 0; i < ps->n; i++) {
+		if (!memcmp(&ps->keys[i], &k, sizeof(k))) {
+			bw_pin_merge(&ps->pins[i], pin);
+			return 0;
+		}
+	}
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? ps->cap * 2 : 64;
+		struct bw_inode_key *nk = realloc(ps->keys, cap * sizeof(*nk));
+		struct bw_inode_pin *np;
+
+		if (!nk)
+			return -ENOMEM;
+		ps->keys = nk;
+		np = realloc(ps->pins, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		ps->pins = np;
+		ps->cap = cap;
+	}
+	ps->keys[ps->n] = k;
+	ps->pins[ps->n++] = *pin;
+	return 0;
+}
+
+/*
+ * A file inside a denied subtree that has another name elsewhere (a hard link
+ * made before the sandbox started) is pinned by its own inode. New links from
+ * inside a sandbox are refused by path_link. The scan is bounded.
+ */
+#define BW_SCAN_MAX 20000
+
+static int scan_links(struct pin_set *ps, const struct bw_compiled *c, uint32_t policy,
+		      const char *dir, size_t *budget)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int ret = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && *budget) {
+		char path[PATH_MAX];
 		struct stat st;
 
-		/* A path that does not exist yet is still denied by its path rule. */
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		(*budget)--;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		if (lstat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			ret = scan_links(ps, c, policy, path, budget);
+		} else if (!S_ISLNK(st.st_mode) && st.st_nlink > 1) {
+			struct bw_inode_pin pin = bw_compiled_pin(c, path, 0);
+
+			ret = pin_add(ps, &st, policy, &pin);
+		}
+		if (ret)
+			break;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Mount roots, for attribute changes that reach no path hook (BW_PIN_MOUNT). */
+static int add_mount_pins(struct pin_set *ps, const struct bw_compiled *c, uint32_t policy)
+{
+	char line[8192];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX];
+		struct bw_inode_pin pin;
+		struct stat st;
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 || strchr(mnt, '\\'))
+			continue;
+		if (stat(mnt, &st))
+			continue;
+		pin = bw_compiled_pin(c, mnt, 1);
+		pin.self.flags |= BW_PIN_MOUNT;
+		pin.below.flags |= BW_PIN_MOUNT;
+		if (pin_add(ps, &st, policy, &pin))
+			break;
+	}
+	fclose(f);
+	return 0;
+}
+
+static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
+		      size_t *resolved, size_t *deny_resolved)
+{
+	struct pin_set ps = {};
+	size_t i, budget = BW_SCAN_MAX;
+	int ret = 0;
+
+	for (i = 0; i < c->npins && !ret; i++) {
+		struct stat st;
+
+		/* A path that does not exist yet is still decided by its path rule. */
 		if (stat(c->pins[i].path, &st))
 			continue;
-		k.ino = st.st_ino;
-		k.dev = (major(st.st_dev) << 20) | minor(st.st_dev);
-		k.policy = id;
-		if (bpf_map_update_elem(m->inodes, &k, &c->pins[i].pin, BPF_ANY)) {
-			int ret = -errno;
-
-			bw_err("cannot pin %s: %s (at most %d pins for all loaded profiles)",
-			       c->pins[i].path, strerror(-ret), BW_MAX_INODE_PINS);
-			return ret;
-		}
-		(*resolved)++;
+		ret = pin_add(&ps, &st, id, &c->pins[i].pin);
+		if (c->pins[i].deny)
+			ps.deny++;
+		if (!ret && c->pins[i].subtree && S_ISDIR(st.st_mode))
+			ret = scan_links(&ps, c, id, c->pins[i].path, &budget);
 	}
-	return 0;
+	if (!budget)
+		bw_info("warning: stopped looking for hard links in denied directories after %d "
+			"entries; files there with other names are still denied by path",
+			BW_SCAN_MAX);
+	if (!ret)
+		ret = add_mount_pins(&ps, c, id);
+	for (i = 0; i < ps.n && !ret; i++) {
+		if (bpf_map_update_elem(m->inodes, &ps.keys[i], &ps.pins[i], BPF_ANY)) {
+			ret = -errno;
+			bw_err("cannot pin inode %llu: %s (at most %d pins for all loaded profiles)",
+			       (unsigned long long)ps.keys[i].ino, strerror(-ret),
+			       BW_MAX_INODE_PINS);
+		}
+	}
+	*resolved = ps.n;
+	*deny_resolved = ps.deny;
+	free(ps.keys);
+	free(ps.pins);
+	return ret;
 }
 
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot)
 {
 	struct bw_policy pol = c->policy;
+	size_t deny_pins = 0;
 	uint32_t id;
 	int ret, rb;
 
@@ -171,10 +296,10 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 		goto out;
 	ret = write_rules(m, c, id);
 	if (!ret)
-		ret = write_pins(m, c, id, &slot->pins_resolved);
+		ret = write_pins(m, c, id, &slot->pins_resolved, &deny_pins);
 	if (ret)
 		goto fail;
-	pol.has_pins = slot->pins_resolved > 0;
+	pol.has_pins = deny_pins > 0;
 	if (bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY)) {
 		ret = -errno;
 		goto fail;

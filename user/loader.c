@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "loader.h"
@@ -59,6 +60,8 @@ static int attach_missing(struct bpf_object *obj)
 		struct bpf_link *link;
 		int ret;
 
+		if (!bpf_program__autoload(prog))
+			continue;
 		snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", bpf_program__name(prog));
 		if (!access(pin, F_OK))
 			continue;
@@ -86,6 +89,8 @@ static bool all_pinned(struct bpf_object *obj)
 	{
 		char pin[PATH_MAX];
 
+		if (!bpf_program__autoload(prog))
+			continue;
 		snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", bpf_program__name(prog));
 		if (access(pin, F_OK))
 			return false;
@@ -119,15 +124,31 @@ out:
 	return ret;
 }
 
+/* Kernels from 6.3 pass an idmap first to inode_setattr. */
+static bool kernel_has_idmap(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!btf)
+		return false;
+	found = btf__find_by_name_kind(btf, "mnt_idmap", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	return found;
+}
+
 static int load_file_obj(void)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
 	struct file_bpf *skel;
+	bool idmap = kernel_has_idmap();
 	int ret;
 
 	skel = file_bpf__open_opts(&opts);
 	if (!skel)
 		return -errno;
+	bpf_program__set_autoload(skel->progs.bw_setattr_idmap, idmap);
+	bpf_program__set_autoload(skel->progs.bw_setattr_plain, !idmap);
 	if (all_pinned(skel->obj)) {
 		ret = 0;
 		goto out;

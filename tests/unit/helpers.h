@@ -49,8 +49,8 @@ size_t count_sev(const struct parsed *r, enum bw_severity sev);
 
 /* Exactly these numbers of errors and warnings. */
 #define expect_counts(r, nerr, nwarn)                                                              \
-	ck_assert_msg(count_sev((r), BW_SEV_ERROR) == (nerr) &&                                    \
-			      count_sev((r), BW_SEV_WARNING) == (nwarn),                            \
+	ck_assert_msg(count_sev((r), BW_SEV_ERROR) == (size_t)(nerr) &&                            \
+			  count_sev((r), BW_SEV_WARNING) == (size_t)(nwarn),                       \
 		      "want %d errors, %d warnings; got:\n%s", (nerr), (nwarn), diag_dump(r))
 
 /* Parsed without any diagnostic. */

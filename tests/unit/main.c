@@ -10,8 +10,8 @@
 #include "suites.h"
 
 static Suite *(*const suites[])(void) = {
-	lexer_suite, diag_suite,  parser_suite,	 path_suite,	net_suite,
-	include_suite, validate_suite, shipped_suite, cmd_check_suite,
+    lexer_suite,   diag_suite,	   parser_suite,  path_suite,	   net_suite,
+    include_suite, validate_suite, shipped_suite, cmd_check_suite,
 };
 
 int main(void)

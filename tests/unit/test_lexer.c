@@ -72,7 +72,7 @@ START_TEST(comments)
 
 	/* '#' starts a comment only at the start of a word */
 	lex_str(&x, "# whole line\nallow /a#b # tail \"not a string\n#\n");
-	ck_assert_int_eq(x.n, 7);
+	ck_assert_int_eq(x.n, 6);
 	expect_tok(&x.t[0], BW_TOK_EOL, NULL, 1, 13, 0);
 	expect_tok(&x.t[1], BW_TOK_WORD, "allow", 2, 1, 6);
 	expect_tok(&x.t[2], BW_TOK_WORD, "/a#b", 2, 7, 11);
@@ -150,6 +150,12 @@ START_TEST(crlf_and_blanks)
 	expect_tok(&x.t[1], BW_TOK_EOL, NULL, 1, 3, 0);
 	expect_tok(&x.t[2], BW_TOK_WORD, "b", 2, 4, 5);
 	expect_tok(&x.t[3], BW_TOK_EOF, NULL, 2, 6, 0);
+
+	/* a byte order mark is skipped, and not counted as columns */
+	lex_str(&x, "\xef\xbb\xbfprofile p\n\xef\xbb\xbf");
+	ck_assert_int_eq(x.n, 5);
+	expect_tok(&x.t[0], BW_TOK_WORD, "profile", 1, 1, 8);
+	expect_tok(&x.t[3], BW_TOK_WORD, "\xef\xbb\xbf", 2, 1, 4);
 
 	lex_str(&x, "");
 	ck_assert_int_eq(x.n, 1);

@@ -96,9 +96,8 @@ START_TEST(mode)
 	static const struct {
 		const char *word;
 		enum bw_pmode mode;
-	} modes[] = {{"enforce", BW_PMODE_ENFORCE},
-		     {"audit", BW_PMODE_AUDIT},
-		     {"learn", BW_PMODE_LEARN}};
+	} modes[] = {
+	    {"enforce", BW_PMODE_ENFORCE}, {"audit", BW_PMODE_AUDIT}, {"learn", BW_PMODE_LEARN}};
 	struct parsed r;
 	char text[64];
 
@@ -263,7 +262,8 @@ START_TEST(match)
 	/* every bad pair of a line is reported */
 	parse_text(&r, "profile p\nmatch user=x pod=a pod=b pod namespace=\n", NULL);
 	expect_invalid(&r);
-	expect_error(&r, 2, 7, "unknown match key 'user': expected cgroup, namespace, pod or container");
+	expect_error(&r, 2, 7,
+		     "unknown match key 'user': expected cgroup, namespace, pod or container");
 	expect_error(&r, 2, 20, "duplicate match key 'pod'");
 	expect_error(&r, 2, 26, "expected KEY=VALUE, found 'pod'");
 	expect_error(&r, 2, 30, "empty value for match key 'namespace'");

@@ -89,19 +89,19 @@ START_TEST(normalisation)
 		const char *in, *path;
 		bool subtree;
 	} t[] = {
-		{"/etc/hosts", "/etc/hosts", false},
-		{"/a//b/", "/a/b", false},
-		{"//", "/", false},
-		{"/", "/", false},
-		{"/dir/**", "/dir", true},
-		{"/dir/**/", "/dir", true},
-		{"///dir//sub///**", "/dir/sub", true},
-		{"/**", "/", true},
-		{"//**", "/", true},
-		{"/a/.b/..c/d./e..", "/a/.b/..c/d./e..", false},
-		{"/what?/[x]/{y}", "/what?/[x]/{y}", false},
-		{"\"/tmp/with space/\\\"q\\\"\"", "/tmp/with space/\"q\"", false},
-		{"\"/tmp/with space/**\"", "/tmp/with space", true},
+	    {"/etc/hosts", "/etc/hosts", false},
+	    {"/a//b/", "/a/b", false},
+	    {"//", "/", false},
+	    {"/", "/", false},
+	    {"/dir/**", "/dir", true},
+	    {"/dir/**/", "/dir", true},
+	    {"///dir//sub///**", "/dir/sub", true},
+	    {"/**", "/", true},
+	    {"//**", "/", true},
+	    {"/a/.b/..c/d./e..", "/a/.b/..c/d./e..", false},
+	    {"/what?/[x]/{y}", "/what?/[x]/{y}", false},
+	    {"\"/tmp/with space/\\\"q\\\"\"", "/tmp/with space/\"q\"", false},
+	    {"\"/tmp/with space/**\"", "/tmp/with space", true},
 	};
 	struct parsed r;
 	char line[128];
@@ -150,7 +150,7 @@ START_TEST(length_limit)
 	ck_assert_uint_eq(strlen(rule->file.path), BW_RULE_PATH_MAX);
 	parsed_free(&r);
 
-	/* the limit is on the stored path: without "/**" and after "//" collapse */
+	/* the limit is on the stored path: after "//" collapse, without the subtree suffix */
 	snprintf(line, sizeof(line), "allow file r /%s/**", path);
 	rule = one_rule(&r, line);
 	ck_assert_uint_eq(strlen(rule->file.path), BW_RULE_PATH_MAX);
@@ -197,7 +197,8 @@ START_TEST(exec_rules)
 	ck_assert(rule->file.memfd);
 	parsed_free(&r);
 
-	/* a quoted "memfd" is still the keyword's word; a file named so needs a path */
+	/* a quoted "memfd" is a path, not the keyword */
+	one_error("allow exec \"memfd\"", 12, "relative path 'memfd'");
 	one_error("allow exec bin/sh", 12, "relative path 'bin/sh'");
 	one_error("allow exec /bin/*", 12, "glob characters are not supported here");
 	one_error("allow exec /usr/**/bin", 12, "'**' is only allowed as the last component");

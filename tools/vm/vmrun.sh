@@ -11,7 +11,7 @@
 # See docs/testing.md.
 #
 # Usage: vmrun.sh [--kernel 6.1|6.12] [--bench] [--timeout SECONDS]
-#                 [--mem SIZE] [--smp N] -- CMD [ARG...]
+#                 [--mem SIZE] [--smp N] [--verbose] -- CMD [ARG...]
 #   --kernel   which cached Debian kernel to boot (default 6.12)
 #   --bench    deterministic timing: one vCPU, -icount shift=0,sleep=off
 #              (guest time counts instructions; ratios repeat within ~1%)
@@ -21,6 +21,8 @@
 #   --verbose  show kernel messages and boot-stage timestamps
 # CMD runs in the host's current directory (as the guest sees it), with a
 # standard PATH, HOME=/root, and every BW_* variable of the caller's env.
+# BW_VM_CACHE: kernel cache (/var/cache/bpfwarden-vm); BW_VM_KARGS: extra
+# kernel parameters.
 #
 # Exit status: CMD's own status, or 125 if the guest died, hung past
 # --timeout or panicked without reporting one (a line on stderr says so and
@@ -39,8 +41,8 @@ smp_set=0
 verbose=0
 
 usage() {
-	sed -n '3,/^set /s/^# \{0,1\}//p' "$0" >&2
-	exit "$EXIT_DEAD"
+	sed -n '3,/^set /s/^# \{0,1\}//p' "$0"
+	exit "${1:-$EXIT_DEAD}"
 }
 die() { echo "vmrun: $*" >&2; exit "$EXIT_DEAD"; }
 
@@ -56,13 +58,13 @@ while [ $# -gt 0 ]; do
 	--smp) smp=${2:?--smp needs a count}; smp_set=1; shift ;;
 	--smp=*) smp=${1#*=}; smp_set=1 ;;
 	--verbose|-v) verbose=1 ;;
-	-h|--help) usage ;;
+	-h|--help) usage 0 ;;
 	--) shift; break ;;
-	*) echo "vmrun: unexpected argument '$1' (the command goes after --)" >&2; usage ;;
+	*) echo "vmrun: unexpected argument '$1' (the command goes after --)" >&2; usage >&2 ;;
 	esac
 	shift
 done
-[ $# -gt 0 ] || usage
+[ $# -gt 0 ] || usage >&2
 case $kernel in 6.1|6.12) ;; *) die "--kernel must be 6.1 or 6.12, not '$kernel'" ;; esac
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a whole number of seconds"
 [[ $smp =~ ^[1-9][0-9]*$ ]] || die "--smp must be a positive integer"
@@ -73,15 +75,18 @@ fi
 
 CACHE=${BW_VM_CACHE:-/var/cache/bpfwarden-vm}
 export BW_VM_CACHE=$CACHE
-"$VM_DIR/fetch-kernels.sh" --quiet "$kernel" || die "cannot get kernel $kernel"
+command -v qemu-system-x86_64 >/dev/null || die "no qemu-system-x86_64 (tools/install-deps.sh)"
+"$VM_DIR/fetch-kernels.sh" "$kernel" || die "cannot get kernel $kernel"
 initrd=$("$VM_DIR/mk-initramfs.sh" "$kernel") || die "cannot build the initramfs for $kernel"
 kdir=$CACHE/$kernel
+# The uncompressed kernel boots through its PVH entry, seconds faster under
+# TCG than the bzImage's decompressor; fetch-kernels.sh may not have one.
+image=$kdir/vmlinux
+[ -f "$image" ] || image=$kdir/vmlinuz
 
 cwd=$(pwd -P)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bw-vm.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 mkdir "$tmp/share"
 
 # What stage2.sh needs, as busybox sh it sources from the results share.
@@ -93,8 +98,7 @@ fi
 {
 	echo "BW_VM_CWD=$(shq "$cwd")"
 	echo "BW_VM_TTY=$tty"
-	echo "BW_VM_KERNEL=$kernel"
-	echo "BW_VM_BENCH=$bench"
+	echo "export BW_VM_KERNEL=$kernel BW_VM_BENCH=$bench"
 	if [ "$tty" = 1 ]; then
 		echo "export TERM=$(shq "${TERM:-vt100}")"
 		read -r rows cols < <(stty size 2>/dev/null || echo)
@@ -117,10 +121,14 @@ msize=512000
 # quiet: only errors and worse reach the console, so CMD's output reads clean.
 # panic=-1 + -no-reboot: a panicking guest ends QEMU at once.
 append="console=ttyS0 quiet loglevel=3 lsm=lockdown,capability,landlock,bpf panic=-1"
+# Skip the crypto self-tests (about 0.4 s of every boot under TCG).
+append+=" cryptomgr.notests"
 append+=" bw.stage2=$VM_DIR/stage2.sh bw.msize=$msize"
 if [ "$verbose" = 1 ]; then
-	append+=" loglevel=7 bw.verbose ${BW_VM_KARGS:-}"
+	append+=" loglevel=7 bw.verbose"
 fi
+# Extra kernel parameters for debugging, e.g. BW_VM_KARGS="initcall_debug loglevel=8".
+append+="${BW_VM_KARGS:+ $BW_VM_KARGS}"
 
 accel=(-accel tcg)
 if [ "$bench" = 1 ]; then
@@ -149,17 +157,37 @@ qemu=(
 	-bios qboot.rom
 	-chardev "$chardev" -serial chardev:con -mon chardev=con,mode=readline
 	-nic none
-	-kernel "$kdir/vmlinuz"
+	-kernel "$image"
 	-initrd "$initrd"
 	-append "$append"
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$tmp/share,mount_tag=results,security_model=none"
 )
 
-set +e
-timeout --foreground --kill-after=10 "$timeout" "${qemu[@]}"
-qrc=$?
-set -e
+# QEMU runs in the background so that a signal to this script (^C, an outer
+# timeout, a CI runner's TERM) reaches it; then this script waits for it.
+# timeout --foreground: stay in the terminal's process group (QEMU reads it).
+timeout --foreground --kill-after=10 "$timeout" "${qemu[@]}" <&0 &
+qpid=$!
+interrupted=0
+# shellcheck disable=SC2317 # called from the traps below
+on_signal() {
+	interrupted=$1
+	kill -TERM "$qpid" 2>/dev/null || true
+}
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+trap 'on_signal 129' HUP
+qrc=0
+wait "$qpid" || qrc=$?
+while kill -0 "$qpid" 2>/dev/null; do
+	qrc=0
+	wait "$qpid" || qrc=$?
+done
+if [ "$interrupted" != 0 ]; then
+	echo "vmrun: interrupted, guest stopped" >&2
+	exit "$interrupted"
+fi
 
 status=$(cat "$tmp/share/status" 2>/dev/null || true)
 if [[ $status =~ ^[0-9]+$ ]]; then
@@ -168,14 +196,20 @@ fi
 
 case $qrc in
 124|137) why="no status after --timeout $timeout s, guest killed" ;;
-0) why="QEMU exited 0: guest reset or powered off early" ;;
+0) why="QEMU ended with no status from the guest (panic, triple fault or early power-off)" ;;
 *) why="QEMU exited $qrc" ;;
 esac
+log=$tmp/console.log
 {
 	echo "vmrun: GUEST DIED without reporting a status (kernel $kernel, $(cat "$kdir/release")): $why; exit $EXIT_DEAD"
-	if [ -s "$tmp/console.log" ]; then
+	if [ -s "$log" ]; then
+		tr -d '\r' <"$log" |
+			grep -m5 -E 'Kernel panic|BUG:|Oops|double fault|triple fault|general protection|bw-init:|bw-stage2:' |
+			sed 's/^/vmrun: cause? /' || true
 		echo "vmrun: last console lines:"
-		tail -n 25 "$tmp/console.log" | tr -d '\r' | sed 's/^/vmrun: | /'
+		tail -n 12 "$log" | tr -d '\r' | sed 's/^/vmrun: | /'
+	else
+		echo "vmrun: the guest printed nothing"
 	fi
 } >&2
 exit "$EXIT_DEAD"

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""A small harness for integration tests that run as root inside the VM.
+
+Tests are plain functions named test_*; each gets a fresh scratch directory
+under /tmp/bwit. A test passes only by reaching its end: every check raises
+on a mismatch. The runner prints one line per test and a final
+"N passed, N failed" line, and exits non-zero when any test failed or
+when the environment cannot run them (which is never reported as a pass).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("BW_BUILD", os.path.join(REPO, "build"))
+BW = os.path.join(BUILD, "bpfwarden")
+FSOP = os.path.join(BUILD, "tests", "fsop")
+SCRATCH = "/tmp/bwit"
+
+# What every sandboxed C program or shell needs to start under `default deny`.
+RUNTIME_RULES = """
+allow file r /usr/**
+allow file r /lib/**
+allow file r /lib64/**
+allow file r /etc/ld.so.cache
+allow file r {build}/**
+allow file rw /dev/null
+""".format(build=BUILD)
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def check_eq(got, want, what):
+    if got != want:
+        raise Failure("%s: got %r, want %r" % (what, got, want))
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def profile(text, name="t"):
+    """Write a profile file and return its path."""
+    fd, path = tempfile.mkstemp(prefix="bw-", suffix=".profile", dir=SCRATCH)
+    with os.fdopen(fd, "w") as f:
+        f.write("profile %s\n" % name)
+        f.write(text)
+    return path
+
+
+def events(log):
+    """The records of a JSON Lines log; every line must parse."""
+    out = []
+    if not os.path.exists(log):
+        return out
+    with open(log, encoding="utf-8", errors="surrogateescape") as f:
+        for n, line in enumerate(f, 1):
+            check(line.endswith("\n"), "%s:%d: partial line %r" % (log, n, line))
+            out.append(json.loads(line))
+    return out
+
+
+def denials(evs):
+    return [e for e in evs if e["type"] == "deny"]
+
+
+class Result:
+    def __init__(self, proc, log):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.log = log
+        self.events = events(log)
+
+    @property
+    def lines(self):
+        return self.stdout.splitlines()
+
+
+def run(prof, cmd, mode=None, stdin=None, timeout=120, extra=()):
+    """bpfwarden run --profile PROF -- CMD, with the log in its own file."""
+    fd, log = tempfile.mkstemp(prefix="bw-", suffix=".log", dir=SCRATCH)
+    os.close(fd)
+    args = [BW, "run", "--profile", prof, "--log", log]
+    if mode:
+        args += ["--mode", mode]
+    args += list(extra) + ["--"] + list(cmd)
+    proc = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout)
+    return Result(proc, log)
+
+
+def fsops(prof, ops, mode=None):
+    """Run several fsop operations in one sandbox; returns (result, [outcome...])."""
+    text = "".join(" ".join(op) + "\n" for op in ops)
+    r = run(prof, [FSOP, "-"], mode=mode, stdin=text)
+    got = r.lines
+    check(len(got) == len(ops),
+          "fsop gave %d results for %d operations (rc %d)\nstdout: %s\nstderr: %s"
+          % (len(got), len(ops), r.rc, r.stdout, r.stderr))
+    return r, got
+
+
+def expect_ops(prof, cases, mode=None):
+    """cases: [(op tuple, "OK" | "ERR EACCES" ...)]; checks each outcome."""
+    r, got = fsops(prof, [c[0] for c in cases], mode=mode)
+    bad = ["%s: got %s, want %s" % (" ".join(c[0]), g, c[1]) for c, g in zip(cases, got) if g != c[1]]
+    check(not bad, "\n  ".join(["unexpected outcomes:"] + bad) + "\nlog:\n" + read(r.log))
+    return r
+
+
+def wait_for(pred, timeout=30, what="condition"):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise Failure("timed out waiting for " + what)
+
+
+def cgroup_root():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            if right.startswith("cgroup2 "):
+                return left.split()[4]
+    raise Failure("no cgroup2 mount")
+
+
+def main(tests, argv):
+    only = set(argv[1:])
+    selected = [t for t in tests if not only or t.__name__ in only or t.__name__[5:] in only]
+    if only and not selected:
+        print("no test matches %s" % " ".join(sorted(only)))
+        return 2
+    for tool in (BW, FSOP):
+        if not os.access(tool, os.X_OK):
+            print("cannot run the integration tests: %s is missing (run make)" % tool)
+            return 2
+    passed = failed = 0
+    for t in selected:
+        shutil.rmtree(SCRATCH, ignore_errors=True)
+        os.makedirs(SCRATCH)
+        start = time.time()
+        try:
+            t()
+        except Exception as e:  # any error fails the test, loudly
+            failed += 1
+            print("FAIL %s (%.1fs)" % (t.__name__, time.time() - start))
+            if isinstance(e, Failure):
+                print("  " + str(e).replace("\n", "\n  "))
+            else:
+                traceback.print_exc(file=sys.stdout)
+        else:
+            passed += 1
+            print("ok   %s (%.1fs)" % (t.__name__, time.time() - start))
+        sys.stdout.flush()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0

@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""File enforcement end to end: real syscalls from C, shell and Python
+(ctypes) in governed cgroups, checked by errno, file contents and events."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bwtest import (BW, FSOP, RUNTIME_RULES, SCRATCH, Failure, check, check_eq, cgroup_root,
+                    denials, events, expect_ops, fsops, main, profile, read, run, wait_for,
+                    write)
+
+S = SCRATCH
+EACCES = "ERR EACCES"
+
+
+def rule_of(prof, needle):
+    """FILE:LINE of the first line of prof containing needle."""
+    with open(prof) as f:
+        for n, line in enumerate(f, 1):
+            if needle in line:
+                return "%s:%d" % (prof, n)
+    raise Failure("no line %r in %s" % (needle, prof))
+
+
+def expect_denials(r, want):
+    """want: [(op, path, access, rule)], exactly the deny events, in order."""
+    got = [(e["op"], e["path"], e["access"], e["rule"]) for e in denials(r.events)]
+    check_eq(got, want, "deny events")
+    for e in denials(r.events):
+        for key in ("ts", "type", "op", "decision", "cgroup", "proc", "path", "access",
+                    "profile", "rule"):
+            check(key in e, "event lacks %s: %r" % (key, e))
+        check_eq(e["decision"], "deny", "decision")
+        for key in ("pid", "tid", "ppid", "uid", "gid", "comm", "exe"):
+            check(key in e["proc"], "event proc lacks %s: %r" % (key, e))
+        check(e["cgroup"]["path"].startswith("/bpfwarden/run-"), "cgroup path %r" % e["cgroup"])
+
+
+def test_exact_and_subtree():
+    write(S + "/ro/f", "f\n")
+    write(S + "/ro/sub/g", "g\n")
+    write(S + "/ro2/x", "x\n")
+    write(S + "/one.txt", "1\n")
+    write(S + "/one.txt.bak", "2\n")
+    p = profile("default deny\n" + RUNTIME_RULES +
+                "allow file r %s/ro/**\nallow file r %s/one.txt\n" % (S, S))
+    r = expect_ops(p, [
+        (("read", S + "/ro/f"), "OK"),
+        (("read", S + "/ro/sub/g"), "OK"),
+        (("readdir", S + "/ro"), "OK"),
+        (("readdir", S + "/ro/sub"), "OK"),
+        (("read", S + "/one.txt"), "OK"),
+        (("read", S + "/one.txt.bak"), EACCES),
+        (("read", S + "/ro2/x"), EACCES),
+        (("readdir", S), EACCES),
+    ])
+    expect_denials(r, [
+        ("open", S + "/one.txt.bak", "r", "default"),
+        ("open", S + "/ro2/x", "r", "default"),
+        ("open", S, "r", "default"),
+    ])
+    check_eq(r.rc, 13, "exit status of the last failed operation")
+
+
+def test_r_versus_w():
+    write(S + "/ro/f", "orig\n")
+    os.makedirs(S + "/rw")
+    p = profile("default deny\n" + RUNTIME_RULES +
+                "allow file r %s/ro/**\nallow file rw %s/rw/**\n" % (S, S))
+    r = expect_ops(p, [
+        (("read", S + "/ro/f"), "OK"),
+        (("write", S + "/ro/f"), EACCES),
+        (("rdwr", S + "/ro/f"), EACCES),
+        (("create", S + "/rw/new"), "OK"),
+        (("write", S + "/rw/new"), "OK"),
+        (("read", S + "/rw/new"), "OK"),
+    ])
+    check_eq(read(S + "/ro/f"), "orig\n", "read-only file")
+    check(os.path.exists(S + "/rw/new"), "file created in the writable directory")
+    # No rule covers w there: the default decides, and the event says so.
+    expect_denials(r, [("open", S + "/ro/f", "w", "default"),
+                       ("open", S + "/ro/f", "rw", "default")])
+
+
+def test_most_specific_and_deny_ties():
+    write(S + "/t/x", "x\n")
+    write(S + "/t/private/y", "y\n")
+    write(S + "/t/private/ok.txt", "ok\n")
+    write(S + "/tie.txt", "tie\n")
+    p = profile("default deny\n" + RUNTIME_RULES +
+                "allow file r %s/t/**\n" % S +
+                "deny file r %s/t/private/**\n" % S +
+                "allow file r %s/t/private/ok.txt\n" % S +
+                "allow file r %s/tie.txt\n" % S +
+                "deny file r %s/tie.txt\n" % S)
+    r = expect_ops(p, [
+        (("read", S + "/t/x"), "OK"),
+        (("read", S + "/t/private/y"), EACCES),
+        (("read", S + "/t/private/ok.txt"), "OK"),
+        (("read", S + "/tie.txt"), EACCES),
+    ])
+    expect_denials(r, [
+        ("open", S + "/t/private/y", "r", rule_of(p, "deny file r %s/t/private/**" % S)),
+        ("open", S + "/tie.txt", "r", rule_of(p, "deny file r %s/tie.txt" % S)),
+    ])
+
+
+def test_default_allow_and_default_deny():
+    write(S + "/a", "a\n")
+    write(S + "/b", "b\n")
+    p = profile("default allow\ndeny file r %s/b\n" % S)
+    r = expect_ops(p, [(("read", S + "/a"), "OK"), (("read", S + "/b"), EACCES),
+                       (("write", S + "/a"), "OK")])
+    expect_denials(r, [("open", S + "/b", "r", rule_of(p, "deny file r"))])
+    p = profile("default deny\n" + RUNTIME_RULES)
+    r = expect_ops(p, [(("read", S + "/a"), EACCES), (("read", "/etc/hostname"), EACCES)])
+    expect_denials(r, [("open", S + "/a", "r", "default"), ("open", "/etc/hostname", "r", "default")])
+    # A category default only covers its category.
+    p = profile("default allow file\ndefault deny exec\ndefault deny net\n")
+    expect_ops(p, [(("read", S + "/a"), "OK")])
+
+
+def test_every_write_route_refused():
+    write(S + "/ro/f", "orig\n")
+    write(S + "/ro/f2", "orig2\n")
+    os.makedirs(S + "/ro/empty")
+    write(S + "/outside", "out\n")
+    p = profile("default allow\ndeny file w %s/ro/**\n" % S)
+    cases = [
+        ("write", S + "/ro/f"),
+        ("append", S + "/ro/f"),
+        ("trunc-open", S + "/ro/f"),
+        ("rdwr", S + "/ro/f"),
+        ("truncate", S + "/ro/f"),
+        ("create", S + "/ro/new"),
+        ("mkdir", S + "/ro/newdir"),
+        ("mkfifo", S + "/ro/fifo"),
+        ("rmdir", S + "/ro/empty"),
+        ("unlink", S + "/ro/f"),
+        ("rename", S + "/ro/f", S + "/moved"),
+        ("rename", S + "/outside", S + "/ro/in"),
+        ("link", S + "/ro/f", S + "/lnk"),
+        ("link", S + "/outside", S + "/ro/lnk2"),
+        ("symlink", "target", S + "/ro/sym"),
+        ("chmod", S + "/ro/f"),
+        ("chown", S + "/ro/f"),
+        ("utimes", S + "/ro/f"),
+    ]
+    before = os.stat(S + "/ro/f")
+    r, got = fsops(p, cases)
+    bad = ["%s -> %s" % (" ".join(c), g) for c, g in zip(cases, got) if g != EACCES]
+    check(not bad, "write routes not refused:\n  " + "\n  ".join(bad))
+    check_eq(read(S + "/ro/f"), "orig\n", "content")
+    check_eq(sorted(os.listdir(S + "/ro")), ["empty", "f", "f2"], "directory entries")
+    after = os.stat(S + "/ro/f")
+    check_eq((after.st_mode, after.st_uid, after.st_mtime_ns, after.st_nlink),
+             (before.st_mode, before.st_uid, before.st_mtime_ns, before.st_nlink), "metadata")
+    check(os.path.exists(S + "/outside") and not os.path.exists(S + "/moved"), "rename ends")
+    check_eq(len(denials(r.events)), len(cases), "one deny event per refusal")
+
+
+def test_other_names_of_a_denied_file():
+    """Symlink, hard link, bind mount and /proc/self/fd of an O_PATH descriptor."""
+    write(S + "/secret/key", "k\n")
+    write(S + "/pub/readme", "r\n")
+    os.symlink(S + "/secret/key", S + "/pub/sym")
+    os.link(S + "/secret/key", S + "/pub/hard")
+    os.makedirs(S + "/mnt")
+    write(S + "/bindfile", "")
+    subprocess.run(["mount", "--bind", S + "/secret", S + "/mnt"], check=True)
+    subprocess.run(["mount", "--bind", S + "/secret/key", S + "/bindfile"], check=True)
+    try:
+        p = profile("default allow\ndeny file rw %s/secret/**\n" % S)
+        r = expect_ops(p, [
+            (("read", S + "/pub/readme"), "OK"),
+            (("read", S + "/secret/key"), EACCES),
+            (("read", S + "/pub/sym"), EACCES),
+            (("read", S + "/pub/hard"), EACCES),
+            (("read", S + "/mnt/key"), EACCES),
+            (("read", S + "/bindfile"), EACCES),
+            (("opath-reopen", S + "/pub/hard"), EACCES),
+            (("opath-reopen", S + "/secret/key"), EACCES),
+        ])
+        d = denials(r.events)
+        check_eq(len(d), 7, "deny events")
+        check_eq(d[1]["path"], S + "/secret/key", "a symlink is checked on its target")
+        check(all(e["rule"] == rule_of(p, "deny file rw") for e in d), "deciding rule")
+        check(d[2].get("by_inode") and d[2]["path"] == S + "/pub/hard", "hard link by inode")
+    finally:
+        subprocess.run(["umount", S + "/mnt"])
+        subprocess.run(["umount", S + "/bindfile"])
+
+
+def test_python_ctypes_route():
+    """Hostile Python: libc's open() through ctypes, under the interpreter's own rules."""
+    write(S + "/secret", "s\n")
+    p = profile("default allow\ndeny file rw %s/secret\n" % S)
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "fd = libc.open(b'%s/secret', os.O_RDONLY)\n"
+            "print(fd, ctypes.get_errno())\n" % S)
+    r = run(p, ["/usr/bin/python3", "-c", code])
+    check_eq(r.stdout.strip(), "-1 13", "ctypes open result and errno (stderr %s)" % r.stderr)
+    check_eq([e["path"] for e in denials(r.events)], [S + "/secret"], "deny events")
+
+
+def test_audit_mode_logs_without_blocking():
+    write(S + "/f", "orig\n")
+    p = profile("default allow\ndeny file rw %s/f\n" % S)
+    r = expect_ops(p, [(("read", S + "/f"), "OK"), (("append", S + "/f"), "OK")], mode="audit")
+    check_eq(denials(r.events), [], "deny events in audit mode")
+    audits = [(e["op"], e["path"], e["access"], e["decision"]) for e in r.events
+              if e["type"] == "audit"]
+    check_eq(audits, [("open", S + "/f", "r", "allow"), ("open", S + "/f", "w", "allow")],
+             "audit events")
+
+
+def test_concurrent_sandboxes():
+    write(S + "/a.txt", "a\n")
+    write(S + "/b.txt", "b\n")
+    pa = profile("default allow\ndeny file r %s/a.txt\n" % S, name="pa")
+    pb = profile("default allow\ndeny file r %s/b.txt\n" % S, name="pb")
+    script = ("while [ ! -e %s/go ]; do sleep 0.05; done; "
+              "%s read %s/a.txt; %s read %s/b.txt; exit 0" % (S, FSOP, S, FSOP, S))
+    procs = []
+    for p, log in ((pa, S + "/a.log"), (pb, S + "/b.log")):
+        procs.append(subprocess.Popen([BW, "run", "--profile", p, "--log", log, "--",
+                                       "sh", "-c", script], stdout=subprocess.PIPE, text=True))
+    wait_for(lambda: all(os.path.exists(l) and "governing" in read(l)
+                         for l in (S + "/a.log", S + "/b.log")), what="both sandboxes")
+    write(S + "/go", "")
+    outs = [p.communicate(timeout=60)[0].split() for p in procs]
+    check_eq(outs[0], ["ERR", "EACCES", "OK"], "sandbox A")
+    check_eq(outs[1], ["OK", "ERR", "EACCES"], "sandbox B")
+    da = [(e["path"], e["profile"]) for e in denials(events(S + "/a.log"))]
+    db = [(e["path"], e["profile"]) for e in denials(events(S + "/b.log"))]
+    check_eq(da, [(S + "/a.txt", "pa")], "A's events")
+    check_eq(db, [(S + "/b.txt", "pb")], "B's events")
+
+
+def test_attach_child_cgroup_outside_and_detach():
+    write(S + "/secret", "s\n")
+    root = cgroup_root()
+    cg = os.path.join(root, "bwtest-attach")
+    child = os.path.join(cg, "child")
+    os.makedirs(cg, exist_ok=True)
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+    log = S + "/attach.log"
+    agent = subprocess.Popen([BW, "attach", "--cgroup", "bwtest-attach", "--profile", p,
+                              "--log", log])
+
+    def in_cgroup(dirname):
+        cmd = "echo $$ > %s/cgroup.procs && exec %s read %s/secret" % (dirname, FSOP, S)
+        return subprocess.run(["sh", "-c", cmd], capture_output=True, text=True).stdout.strip()
+
+    try:
+        wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="attach")
+        check_eq(in_cgroup(cg), EACCES, "process in the attached cgroup")
+        os.makedirs(child)  # created after attach
+        check_eq(in_cgroup(child), EACCES, "process in a child cgroup created after attach")
+        out = subprocess.run([FSOP, "read", S + "/secret"], capture_output=True, text=True)
+        check_eq(out.stdout.strip(), "OK", "process outside every governed cgroup")
+        st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+        check("/bwtest-attach/child" in st, "status lists the child:\n" + st)
+        d = subprocess.run([BW, "detach", "--cgroup", cg], capture_output=True, text=True)
+        check_eq(d.returncode, 0, "detach exit status (%s)" % d.stderr)
+        agent.wait(timeout=30)
+        check_eq(in_cgroup(child), "OK", "child cgroup after detach")
+        check_eq(in_cgroup(cg), "OK", "cgroup after detach")
+        paths = [e["cgroup"]["path"] for e in denials(events(log))]
+        check_eq(paths, ["/bwtest-attach", "/bwtest-attach/child"], "event cgroups")
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+        for d in (child, cg):
+            if os.path.isdir(d):
+                subprocess.run(["sh", "-c", "cat %s/cgroup.procs | while read p; do echo $p > "
+                                "%s/cgroup.procs; done; rmdir %s" % (d, root, d)])
+
+
+def test_attach_detaches_on_sigterm():
+    write(S + "/secret", "s\n")
+    root = cgroup_root()
+    cg = os.path.join(root, "bwtest-term")
+    os.makedirs(cg, exist_ok=True)
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+    log = S + "/term.log"
+    agent = subprocess.Popen([BW, "attach", "--cgroup", cg, "--profile", p, "--log", log])
+    try:
+        wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="attach")
+        agent.send_signal(signal.SIGTERM)
+        check_eq(agent.wait(timeout=30), 0, "attach exit status on SIGTERM")
+        cmd = "echo $$ > %s/cgroup.procs && exec %s read %s/secret" % (cg, FSOP, S)
+        out = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True).stdout.strip()
+        check_eq(out, "OK", "after SIGTERM the cgroup is free")
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+        subprocess.run(["sh", "-c", "cat %s/cgroup.procs | while read p; do echo $p > "
+                        "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
+
+
+def test_run_exit_status_and_cleanup():
+    p = profile("default allow\n")
+    r = run(p, ["sh", "-c", "exit 7"])
+    check_eq(r.rc, 7, "exit status of the command")
+    left = os.listdir(os.path.join(cgroup_root(), "bpfwarden"))
+    check_eq([d for d in left if d.startswith("run-")], [], "run cgroups left behind")
+    st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+    check("governed cgroups:\n  none" in st, "nothing governed after run:\n" + st)
+
+
+def test_bad_profile_changes_nothing():
+    p = profile("default allow\nallow file q /tmp\n")
+    r = run(p, ["true"])
+    check_eq(r.rc, 1, "exit status")
+    check(":3:" in r.stderr and "error" in r.stderr, "diagnostic: " + r.stderr)
+
+
+TESTS = [
+    test_exact_and_subtree,
+    test_r_versus_w,
+    test_most_specific_and_deny_ties,
+    test_default_allow_and_default_deny,
+    test_every_write_route_refused,
+    test_other_names_of_a_denied_file,
+    test_python_ctypes_route,
+    test_audit_mode_logs_without_blocking,
+    test_concurrent_sandboxes,
+    test_attach_child_cgroup_outside_and_detach,
+    test_attach_detaches_on_sigterm,
+    test_run_exit_status_and_cleanup,
+    test_bad_profile_changes_nothing,
+]
+
+if __name__ == "__main__":
+    sys.exit(main(TESTS, sys.argv))

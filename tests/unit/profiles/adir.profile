@@ -1,0 +1,1 @@
+allow file r /adir

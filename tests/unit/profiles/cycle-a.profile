@@ -1,0 +1,2 @@
+profile cycle
+include "cycle-b"

@@ -1,0 +1,2 @@
+allow file r /b
+include "cycle-a"

@@ -1,0 +1,3 @@
+profile dup
+include "inc/grandchild"
+deny net connect tcp 10.0.0.0/8:*

@@ -1,0 +1,2 @@
+profile self
+include "self-include.profile"

@@ -1,0 +1,2 @@
+profile toplevel
+include "inc/toplevel-keywords"
