@@ -165,7 +165,7 @@ static int pin_add(struct pin_set *ps, const struct stat *st, uint32_t policy,
  * made before the sandbox started) is pinned by its own inode. New links from
  * inside a sandbox are refused by path_link. The scan is bounded.
  */
-#define BW_SCAN_MAX 20000
+#define BW_SCAN_MAX 4096
 
 static int scan_links(struct pin_set *ps, const struct bw_compiled *c, uint32_t policy,
 		      const char *dir, size_t *budget)
@@ -229,7 +229,7 @@ static int add_mount_pins(struct pin_set *ps, const struct bw_compiled *c, uint3
 }
 
 static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
-		      size_t *resolved, size_t *deny_resolved)
+		      struct bw_slot *slot, size_t *deny_resolved)
 {
 	struct pin_set ps = {};
 	size_t i, budget = BW_SCAN_MAX;
@@ -247,10 +247,7 @@ static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 		if (!ret && c->pins[i].subtree && S_ISDIR(st.st_mode))
 			ret = scan_links(&ps, c, id, c->pins[i].path, &budget);
 	}
-	if (!budget)
-		bw_info("warning: stopped looking for hard links in denied directories after %d "
-			"entries; files there with other names are still denied by path",
-			BW_SCAN_MAX);
+	slot->link_scan_incomplete = !budget;
 	if (!ret)
 		ret = add_mount_pins(&ps, c, id);
 	for (i = 0; i < ps.n && !ret; i++) {
@@ -261,7 +258,7 @@ static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 			       BW_MAX_INODE_PINS);
 		}
 	}
-	*resolved = ps.n;
+	slot->pins_resolved = ps.n;
 	*deny_resolved = ps.deny;
 	free(ps.keys);
 	free(ps.pins);
@@ -296,7 +293,7 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 		goto out;
 	ret = write_rules(m, c, id);
 	if (!ret)
-		ret = write_pins(m, c, id, &slot->pins_resolved, &deny_pins);
+		ret = write_pins(m, c, id, slot, &deny_pins);
 	if (ret)
 		goto fail;
 	pol.has_pins = deny_pins > 0;

@@ -16,6 +16,7 @@ struct bw_slot {
 	uint32_t id;
 	int rb_fd; /* this slot's ring buffer, owned by the caller */
 	size_t pins_resolved;
+	int link_scan_incomplete; /* the hard-link scan of denied directories hit its bound */
 };
 
 /* Take a free slot and fill it; pins are resolved against the caller's view of paths. */

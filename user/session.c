@@ -155,9 +155,14 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 	}
 	if (ret)
 		return ret;
-	snprintf(msg, sizeof(msg), "governing %s with profile %s in %s mode (%zu file keys, %zu inode pins)",
+	snprintf(msg, sizeof(msg),
+		 "governing %s with profile %s in %s mode (%zu file keys, %zu inode pins%s)",
 		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode),
-		 s->compiled.nfiles, s->slot.pins_resolved);
+		 s->compiled.nfiles, s->slot.pins_resolved,
+		 s->slot.link_scan_incomplete
+			 ? "; the hard-link scan of denied directories stopped at its bound: other "
+			   "names of files deep inside them are not pinned"
+			 : "");
 	bw_events_agent(&s->ev, msg);
 	return 0;
 }

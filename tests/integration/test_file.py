@@ -160,7 +160,18 @@ def test_every_write_route_refused():
     check_eq((after.st_mode, after.st_uid, after.st_mtime_ns, after.st_nlink),
              (before.st_mode, before.st_uid, before.st_mtime_ns, before.st_nlink), "metadata")
     check(os.path.exists(S + "/outside") and not os.path.exists(S + "/moved"), "rename ends")
-    check_eq(len(denials(r.events)), len(cases), "one deny event per refusal")
+    rule = rule_of(p, "deny file w")
+    want = [("open", S + "/ro/f", "w"), ("open", S + "/ro/f", "w"), ("open", S + "/ro/f", "w"),
+            ("open", S + "/ro/f", "rw"), ("truncate", S + "/ro/f", "w"),
+            ("create", S + "/ro/new", "w"), ("mkdir", S + "/ro/newdir", "w"),
+            ("create", S + "/ro/fifo", "w"), ("rmdir", S + "/ro/empty", "w"),
+            ("unlink", S + "/ro/f", "w"), ("rename", S + "/ro/f", "w"),
+            ("rename", S + "/ro/in", "w"), ("link", S + "/ro/f", "rw"),
+            ("link", S + "/ro/lnk2", "w"), ("symlink", S + "/ro/sym", "w"),
+            ("chmod", S + "/ro/f", "w"), ("chown", S + "/ro/f", "w"), ("utimes", S + "/ro/f", "w")]
+    expect_denials(r, [w + (rule,) for w in want])
+    ends = [e.get("end") for e in denials(r.events) if e["op"] == "rename"]
+    check_eq(ends, ["from", "to"], "rename ends in events")
 
 
 def test_other_names_of_a_denied_file():
@@ -193,6 +204,39 @@ def test_other_names_of_a_denied_file():
     finally:
         subprocess.run(["umount", S + "/mnt"])
         subprocess.run(["umount", S + "/bindfile"])
+
+
+def test_long_paths():
+    """Past the trie's 252 bytes rules still decide by prefix; past the kernel
+    buffer (4096 bytes) the path is refused and flagged."""
+    comp = "d" * 200
+    mid = S + "/ok/" + "/".join([comp] * 2)          # about 420 bytes
+    os.makedirs(mid)
+    write(mid + "/f", "f\n")
+    write(S + "/other/f", "o\n")
+    p = profile("default deny\n" + RUNTIME_RULES + "allow file r %s/ok/**\n" % S)
+    r = expect_ops(p, [(("read", mid + "/f"), "OK"), (("read", S + "/other/f"), EACCES)])
+    expect_denials(r, [("open", S + "/other/f", "r", "default")])
+    # 21 components of 200 bytes: over 4096 bytes, reached by relative steps.
+    fd = os.open(S, os.O_RDONLY)
+    for _ in range(21):
+        os.mkdir(comp, dir_fd=fd)
+        nfd = os.open(comp, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    with open(os.open("deep.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as f:
+        f.write("deep\n")
+    os.close(fd)
+    code = ("import os\nos.chdir(%r)\nfor _ in range(21): os.chdir(%r)\n"
+            "try:\n    os.close(os.open('deep.txt', os.O_RDONLY))\n    print('OK')\n"
+            "except OSError as e:\n    print('ERR', e.errno)\n" % (S, comp))
+    p = profile("default allow\n")
+    r = run(p, ["/usr/bin/python3", "-c", code])
+    check_eq(r.stdout.strip(), "ERR 13", "open of a path over 4096 bytes (stderr %s)" % r.stderr)
+    d = denials(r.events)
+    check_eq(len(d), 1, "deny events")
+    check(d[0].get("path_too_long") is True, "flagged: %r" % d[0])
+    check_eq(d[0]["rule"], "default", "rule of a too-long path")
 
 
 def test_python_ctypes_route():
@@ -328,6 +372,7 @@ TESTS = [
     test_default_allow_and_default_deny,
     test_every_write_route_refused,
     test_other_names_of_a_denied_file,
+    test_long_paths,
     test_python_ctypes_route,
     test_audit_mode_logs_without_blocking,
     test_concurrent_sandboxes,

@@ -11,13 +11,14 @@
 # See docs/testing.md.
 #
 # Usage: vmrun.sh [--kernel 6.1|6.12] [--bench] [--timeout SECONDS]
-#                 [--mem SIZE] [--smp N] [--verbose] -- CMD [ARG...]
+#                 [--mem SIZE] [--smp N] [--out DIR] [--verbose] -- CMD [ARG...]
 #   --kernel   which cached Debian kernel to boot (default 6.12)
 #   --bench    deterministic timing: one vCPU, -icount shift=0,sleep=off
 #              (guest time counts instructions; ratios repeat within ~1%)
 #   --timeout  wall-clock seconds for the whole boot-run-poweroff (default 600)
 #   --mem      guest memory (default 2G)
 #   --smp      guest vCPUs (default 2; 1 with --bench)
+#   --out DIR  copy what CMD writes to $BW_VM_OUT (in the guest) into DIR
 #   --verbose  show kernel messages and boot-stage timestamps
 # CMD runs in the host's current directory (as the guest sees it), with a
 # standard PATH, HOME=/root, and every BW_* variable of the caller's env.
@@ -31,6 +32,8 @@ set -euo pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 EXIT_DEAD=125
+# The stage-2 path travels on the kernel command line.
+case $VM_DIR in *[[:space:]]*) echo "vmrun: $VM_DIR: no blanks allowed in this path" >&2; exit "$EXIT_DEAD" ;; esac
 
 kernel=6.12
 bench=0
@@ -39,6 +42,7 @@ mem=2G
 smp=2
 smp_set=0
 verbose=0
+out=
 
 usage() {
 	sed -n '3,/^set /s/^# \{0,1\}//p' "$0"
@@ -57,6 +61,8 @@ while [ $# -gt 0 ]; do
 	--mem=*) mem=${1#*=} ;;
 	--smp) smp=${2:?--smp needs a count}; smp_set=1; shift ;;
 	--smp=*) smp=${1#*=}; smp_set=1 ;;
+	--out) out=${2:?--out needs a directory}; shift ;;
+	--out=*) out=${1#*=} ;;
 	--verbose|-v) verbose=1 ;;
 	-h|--help) usage 0 ;;
 	--) shift; break ;;
@@ -87,7 +93,7 @@ image=$kdir/vmlinux
 cwd=$(pwd -P)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bw-vm.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/share"
+mkdir -p "$tmp/share/out"
 
 # What stage2.sh needs, as busybox sh it sources from the results share.
 shq() { local s=${1//\'/\'\\\'\'}; printf "'%s'" "$s"; }
@@ -187,6 +193,11 @@ done
 if [ "$interrupted" != 0 ]; then
 	echo "vmrun: interrupted, guest stopped" >&2
 	exit "$interrupted"
+fi
+
+if [ -n "$out" ]; then
+	mkdir -p "$out" && cp -a "$tmp/share/out/." "$out/" ||
+		echo "vmrun: cannot copy the guest's \$BW_VM_OUT to $out" >&2
 fi
 
 status=$(cat "$tmp/share/status" 2>/dev/null || true)

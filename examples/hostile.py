@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""A hostile script for the demo: it tries the routes that defeat in-process
+Python sandboxes, and reports which ones the kernel refused.
+
+    bpfwarden run --profile profiles/python-sandbox.profile -- python3 examples/hostile.py
+
+Each attempt prints "blocked (ERRNO)" or "ALLOWED"; under the shipped
+profile every attempt is blocked and each refusal is in the audit log.
+"""
+import ctypes
+import errno
+import os
+import sys
+
+JOB = os.environ.get("JOB_DIR", "/tmp/job")
+results = []
+
+
+def attempt(what, fn):
+    try:
+        fn()
+    except OSError as e:
+        results.append((what, "blocked (%s)" % errno.errorcode.get(e.errno, e.errno)))
+    else:
+        results.append((what, "ALLOWED"))
+
+
+def read(path):
+    with open(path, "rb") as f:
+        f.read(1)
+
+
+def ctypes_open(path):
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.open(path.encode(), os.O_RDONLY)
+    if fd < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    os.close(fd)
+
+
+def symlink_swap():
+    # The classic check-then-use race, reduced to its outcome: a name in the
+    # job directory that ends up pointing at a secret.
+    link = os.path.join(JOB, "innocent.txt")
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink("/etc/shadow", link)
+    read(link)
+
+
+def proc_fd_reopen():
+    fd = os.open("/etc/shadow", os.O_PATH)
+    read("/proc/self/fd/%d" % fd)
+
+
+def escape_job_dir():
+    with open("/tmp/outside-job.txt", "w") as f:
+        f.write("x")
+
+
+os.makedirs(JOB, exist_ok=True)
+attempt("read /etc/shadow with open()", lambda: read("/etc/shadow"))
+attempt("read /etc/shadow through ctypes libc open()", lambda: ctypes_open("/etc/shadow"))
+attempt("read /etc/shadow through a symlink in the job dir", symlink_swap)
+attempt("reopen an O_PATH descriptor via /proc/self/fd", proc_fd_reopen)
+attempt("write outside the job directory", escape_job_dir)
+attempt("list /root", lambda: os.listdir("/root"))
+with open(os.path.join(JOB, "result.txt"), "w") as f:
+    f.write("the job directory is writable\n")
+results.append(("write in the job directory", "allowed, as the profile says"))
+
+width = max(len(w) for w, _ in results)
+for what, outcome in results:
+    print("  %-*s  %s" % (width, what, outcome))
+sys.exit(0 if all(o != "ALLOWED" for _, o in results) else 1)
