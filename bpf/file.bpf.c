@@ -17,6 +17,7 @@
 #include "bpfwarden.h"
 #include "maps.bpf.h"
 #include "path.bpf.h"
+#include "pins.bpf.h"
 #include "event.bpf.h"
 
 #define EACCES 13
@@ -25,19 +26,6 @@
 #define O_TRUNC 01000
 
 char LICENSE[] SEC("license") = "GPL";
-
-static __always_inline struct bw_inode_pin *bw_pin_of(struct dentry *d, __u32 policy)
-{
-	struct bw_inode_key k = {};
-	struct inode *inode = BPF_CORE_READ(d, d_inode);
-
-	if (!inode)
-		return NULL; /* a name about to be created */
-	k.ino = BPF_CORE_READ(inode, i_ino);
-	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	k.policy = policy;
-	return bpf_map_lookup_elem(&bw_inodes, &k);
-}
 
 struct bw_decision {
 	__u8 verdict;
@@ -62,66 +50,63 @@ static __always_inline void bw_decide_access(struct bw_decision *d, __u8 verdict
 	}
 }
 
-static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *dentry, __u8 op,
-					 __u8 access)
+/* The pins' verdict for each requested access (NONE where no pin says). */
+static __always_inline void bw_decide_pins(struct bw_decision *d, const struct bw_pin_walk *pw,
+					   __u8 access, __u8 default_verdict)
 {
+	__u8 v;
+	__u16 rule;
+
+	if (access & BW_ACC_R) {
+		bw_pin_pick(pw, BW_ACC_R, &v, &rule);
+		bw_decide_access(d, v, rule, default_verdict);
+	}
+	if (access & BW_ACC_W) {
+		bw_pin_pick(pw, BW_ACC_W, &v, &rule);
+		bw_decide_access(d, v, rule, default_verdict);
+	}
+}
+
+/*
+ * Decide an access to the object whose path (len bytes) is at s->key.path.
+ * has_mnt is false for attribute changes, whose hook names no mount: then
+ * the pins alone decide.
+ */
+static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
+				     struct dentry *dentry, bool has_mnt, __u32 len, __u32 flags,
+				     __u8 op, __u8 access)
+{
+	struct bw_pin_walk pw = {};
 	struct bw_decision d = {};
-	struct bw_walk w = {};
-	struct bw_cgroup *cg;
-	struct bw_policy *pol;
-	struct bw_scratch *s;
 	struct bw_path_rule *r;
-	struct bw_inode_pin *pin;
 	struct bw_counters *c;
-	__u32 zero = 0, policy, off, len, n;
-	__u64 cgid;
-	__u8 mode, type;
+	struct bw_policy *pol;
+	__u32 policy = cg->policy;
+	__u8 mode = cg->mode, type;
 
-	cgid = bpf_get_current_cgroup_id();
-	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
-	if (!cg)
-		return 0;
-	policy = cg->policy;
-	mode = cg->mode;
 	pol = bpf_map_lookup_elem(&bw_policies, &policy);
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (!pol || !s)
+	if (!pol)
 		return -EACCES;
+	len &= BW_BUF_MASK;
 
-	w.policy = policy;
-	w.check_pins = pol->has_pins || !mnt;
-	off = bw_path_build(s, &w, mnt, dentry) & BW_BUF_MASK;
-	len = BW_PATH_BUF - off;
-
-	if (w.flags & BW_EVF_UNREACHABLE) {
+	if (flags & BW_EVF_UNREACHABLE) {
 		/* Pseudo files are outside path rules; only a pin can deny them. */
-		len = 0;
 		d.verdict = BW_V_ALLOW;
-	} else if (w.flags & BW_EVF_PATH_TOO_LONG) {
+	} else if (flags & BW_EVF_PATH_TOO_LONG) {
 		d.verdict = BW_V_DENY;
-	} else if (!mnt) {
-		/* No path to match: the nearest pin decides, else the default. */
-		pin = bw_pin_of(dentry, policy);
-		if (pin && pin->self.verdict_w)
-			bw_decide_access(&d, pin->self.verdict_w, pin->self.rule_w, 0);
-		else if (w.pinned)
-			bw_decide_access(&d, w.below.verdict_w, w.below.rule_w, 0);
-		if (d.verdict == BW_V_NONE)
-			bw_decide_access(&d, BW_V_NONE, 0, pol->default_file);
-	} else {
+	} else if (has_mnt) {
 		/*
-		 * Copy a full key's worth: bytes past the path are never compared,
-		 * as prefixlen stops at its end (or at BW_KEY_PATH_MAX for a path
-		 * longer than any rule, where only subtree keys can match).
+		 * Bytes past the path are never compared: prefixlen stops at its
+		 * end, or at BW_KEY_PATH_MAX for a path longer than any rule, where
+		 * only subtree keys can match.
 		 */
 		s->key.policy = policy;
-		bpf_probe_read_kernel(s->key.path, BW_KEY_PATH_MAX, &s->buf[off]);
-		n = BW_KEY_PATH_MAX;
 		if (len < BW_KEY_PATH_MAX) {
-			s->key.path[len & 0xff] = '\0';
-			n = len + 1;
+			s->key.path[len] = '\0';
+			s->key.prefixlen = (sizeof(s->key.policy) + len + 1) * 8;
+		} else {
+			s->key.prefixlen = sizeof(s->key) * 8 - 32;
 		}
-		s->key.prefixlen = (sizeof(s->key.policy) + n) * 8;
 		r = bpf_map_lookup_elem(&bw_file_rules, &s->key);
 		if (access & BW_ACC_R)
 			bw_decide_access(&d, r ? r->verdict_r : BW_V_NONE, r ? r->rule_r : 0,
@@ -130,31 +115,19 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 			bw_decide_access(&d, r ? r->verdict_w : BW_V_NONE, r ? r->rule_w : 0,
 					 pol->default_file);
 	}
-	if (pol->has_pins && mnt && d.verdict != BW_V_DENY) {
-		/*
-		 * The same object by another name: its own pin, else the nearest
-		 * pinned directory above it, decides as its rule's path would.
-		 */
+	if (!has_mnt) {
+		/* No path to match: the nearest pin decides, else the default. */
+		bw_pins_walk(&pw, dentry, policy, true);
+		bw_decide_pins(&d, &pw, access, pol->default_file);
+	} else if (pol->has_pins && d.verdict != BW_V_DENY) {
+		/* The same object by another name decides as its rule's path would. */
 		struct bw_decision pd = {};
 
-		pin = bw_pin_of(dentry, policy);
-		if (pin && (pin->self.flags & BW_PIN_MOUNT))
-			pin = NULL;
-		if (access & BW_ACC_R) {
-			if (pin && pin->self.verdict_r)
-				bw_decide_access(&pd, pin->self.verdict_r, pin->self.rule_r, 0);
-			else if (w.pinned)
-				bw_decide_access(&pd, w.below.verdict_r, w.below.rule_r, 0);
-		}
-		if (access & BW_ACC_W) {
-			if (pin && pin->self.verdict_w)
-				bw_decide_access(&pd, pin->self.verdict_w, pin->self.rule_w, 0);
-			else if (w.pinned)
-				bw_decide_access(&pd, w.below.verdict_w, w.below.rule_w, 0);
-		}
+		bw_pins_walk(&pw, dentry, policy, false);
+		bw_decide_pins(&pd, &pw, access, BW_V_NONE);
 		if (pd.verdict == BW_V_DENY) {
 			d = pd;
-			w.flags |= BW_EVF_INODE_PIN;
+			flags |= BW_EVF_INODE_PIN;
 		}
 	}
 	if (d.verdict != BW_V_DENY)
@@ -163,11 +136,11 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 	c = bw_counters_of(policy);
 	if (c) {
 		__sync_fetch_and_add(&c->denied, 1);
-		if (w.flags & BW_EVF_PATH_TOO_LONG)
+		if (flags & BW_EVF_PATH_TOO_LONG)
 			__sync_fetch_and_add(&c->truncated, 1);
 	}
 	/* Learn mode lets the default through but keeps the profile's own denies. */
-	if (mode == BW_MODE_LEARN && d.rule == 0 && !(w.flags & BW_EVF_PATH_TOO_LONG))
+	if (mode == BW_MODE_LEARN && d.rule == 0 && !(flags & BW_EVF_PATH_TOO_LONG))
 		type = BW_EV_LEARN;
 	else if (mode == BW_MODE_ENFORCE || mode == BW_MODE_LEARN)
 		type = BW_EV_DENY;
@@ -175,33 +148,65 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 		type = BW_EV_AUDIT;
 
 	bw_event_fill(s, cgid, policy, type, op, type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
-		      access, d.rule, w.flags);
-	if (w.flags & BW_EVF_FS_RELATIVE)
+		      access, d.rule, flags);
+	if (flags & BW_EVF_FS_RELATIVE)
 		s->ev.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
-	len &= BW_BUF_MASK;
-	bpf_probe_read_kernel(s->evpath, len, &s->buf[off]);
+	if (flags & (BW_EVF_UNREACHABLE | BW_EVF_PATH_TOO_LONG))
+		len = 0;
+	bpf_probe_read_kernel(s->evpath, len, s->key.path);
 	bw_event_send(s, len);
 	return type == BW_EV_DENY ? -EACCES : 0;
+}
+
+/* A path_* hook: (mnt, dentry) names the object; NULL mnt for attribute changes. */
+static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *dentry, __u8 op,
+					 __u8 access)
+{
+	struct bw_cgroup *cg;
+	struct bw_scratch *s;
+	__u32 zero = 0, flags = 0, len;
+	__u64 cgid;
+
+	cgid = bpf_get_current_cgroup_id();
+	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!cg)
+		return 0;
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!s)
+		return -EACCES;
+	len = bw_path_build(s, mnt, dentry, &flags);
+	return bw_decide(s, cgid, cg, dentry, mnt != NULL, len, flags, op, access);
 }
 
 SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
-	unsigned int fmode, flags;
+	struct bw_cgroup *cg;
+	struct bw_scratch *s;
+	unsigned int fmode;
+	__u32 zero = 0, flags = 0, len;
 	__u8 access = 0;
+	__u64 cgid;
 
 	if (ret)
 		return ret;
-	fmode = BPF_CORE_READ(file, f_mode);
-	flags = BPF_CORE_READ(file, f_flags);
+	/* Ungoverned processes pay for this lookup and nothing else. */
+	cgid = bpf_get_current_cgroup_id();
+	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!cg)
+		return 0;
+	fmode = file->f_mode;
 	if (fmode & FMODE_READ)
 		access |= BW_ACC_R;
-	if ((fmode & FMODE_WRITE) || (flags & O_TRUNC))
+	if ((fmode & FMODE_WRITE) || (file->f_flags & O_TRUNC))
 		access |= BW_ACC_W;
 	if (!access)
 		return 0;
-	return bw_file_check(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
-			     BW_OP_OPEN, access);
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!s)
+		return -EACCES;
+	len = bw_path_of_file(s, file, &flags);
+	return bw_decide(s, cgid, cg, file->f_path.dentry, true, len, flags, BW_OP_OPEN, access);
 }
 
 SEC("lsm/path_truncate")
@@ -209,7 +214,7 @@ int BPF_PROG(bw_path_trunc, const struct path *path, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), BW_OP_TRUNCATE,
+	return bw_file_check(path->mnt, path->dentry, BW_OP_TRUNCATE,
 			     BW_ACC_W);
 }
 
@@ -220,7 +225,7 @@ int BPF_PROG(bw_path_mknod, const struct path *dir, struct dentry *dentry, umode
 {
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_CREATE, BW_ACC_W);
+	return bw_file_check(dir->mnt, dentry, BW_OP_CREATE, BW_ACC_W);
 }
 
 SEC("lsm/path_mkdir")
@@ -228,7 +233,7 @@ int BPF_PROG(bw_path_mkdir, const struct path *dir, struct dentry *dentry, umode
 {
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_MKDIR, BW_ACC_W);
+	return bw_file_check(dir->mnt, dentry, BW_OP_MKDIR, BW_ACC_W);
 }
 
 SEC("lsm/path_rmdir")
@@ -236,7 +241,7 @@ int BPF_PROG(bw_path_rmdir, const struct path *dir, struct dentry *dentry, int r
 {
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_RMDIR, BW_ACC_W);
+	return bw_file_check(dir->mnt, dentry, BW_OP_RMDIR, BW_ACC_W);
 }
 
 SEC("lsm/path_unlink")
@@ -244,7 +249,7 @@ int BPF_PROG(bw_path_unlink, const struct path *dir, struct dentry *dentry, int 
 {
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_UNLINK, BW_ACC_W);
+	return bw_file_check(dir->mnt, dentry, BW_OP_UNLINK, BW_ACC_W);
 }
 
 SEC("lsm/path_symlink")
@@ -253,7 +258,7 @@ int BPF_PROG(bw_path_symlink, const struct path *dir, struct dentry *dentry, con
 {
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(dir, mnt), dentry, BW_OP_SYMLINK, BW_ACC_W);
+	return bw_file_check(dir->mnt, dentry, BW_OP_SYMLINK, BW_ACC_W);
 }
 
 /* A new name for an existing file changes both the file (its link count) and the directory. */
@@ -265,7 +270,7 @@ int BPF_PROG(bw_path_link, struct dentry *old_dentry, const struct path *new_dir
 
 	if (ret)
 		return ret;
-	mnt = BPF_CORE_READ(new_dir, mnt);
+	mnt = new_dir->mnt;
 	/* A second name gives all the access of the first: it needs both. */
 	ret = bw_file_check(mnt, old_dentry, BW_OP_LINK, BW_ACC_R | BW_ACC_W);
 	if (ret)
@@ -279,10 +284,10 @@ int BPF_PROG(bw_path_rename, const struct path *old_dir, struct dentry *old_dent
 {
 	if (ret)
 		return ret;
-	ret = bw_file_check(BPF_CORE_READ(old_dir, mnt), old_dentry, BW_OP_RENAME_FROM, BW_ACC_W);
+	ret = bw_file_check(old_dir->mnt, old_dentry, BW_OP_RENAME_FROM, BW_ACC_W);
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(new_dir, mnt), new_dentry, BW_OP_RENAME_TO, BW_ACC_W);
+	return bw_file_check(new_dir->mnt, new_dentry, BW_OP_RENAME_TO, BW_ACC_W);
 }
 
 SEC("lsm/path_chmod")
@@ -290,7 +295,7 @@ int BPF_PROG(bw_path_chmod, const struct path *path, umode_t mode, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), BW_OP_CHMOD,
+	return bw_file_check(path->mnt, path->dentry, BW_OP_CHMOD,
 			     BW_ACC_W);
 }
 
@@ -300,7 +305,7 @@ int BPF_PROG(bw_path_chown, const struct path *path, unsigned int uid, unsigned 
 {
 	if (ret)
 		return ret;
-	return bw_file_check(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), BW_OP_CHOWN,
+	return bw_file_check(path->mnt, path->dentry, BW_OP_CHOWN,
 			     BW_ACC_W);
 }
 

@@ -45,6 +45,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_inodes SEC(".maps");
 
+/* Inodes that may be pinned: a cheap first test before bw_inodes (pins.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BW_PINBITS_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_pinbits SEC(".maps");
+
 /* One ring buffer per policy slot, created by the agent that owns the slot. */
 struct bw_rb {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

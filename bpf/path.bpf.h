@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Builds the path of a (mount, dentry) pair as the current task sees it:
- * from the dentry up through d_parent, across mount points, to the task's
- * root. We walk by hand because bpf_d_path is refused on the non-sleepable
- * path_* hooks, and one builder for every hook keeps the paths that rules
- * are matched against identical whichever operation produced them.
+ * The path of an object as the current task sees it (its mount namespace
+ * and root), which is what file rules name.
  *
- * The path is built backwards from the end of a per-CPU buffer; a name that
- * does not fit, or a walk deeper than BW_PATH_DEPTH, flags the result as
- * too long and the caller denies it in enforce mode.
+ * file_open, the hot path, asks the kernel with bpf_d_path. The path_* hooks
+ * are not allowed bpf_d_path, so for them bw_path_build() walks from the
+ * dentry up through d_parent and across mount points to the task's root,
+ * building the path backwards in a per-CPU buffer. Both leave the path at
+ * s->key.path, where the trie lookup and the event read it.
+ *
+ * A path that does not fit BW_PATH_BUF, or a walk deeper than BW_PATH_DEPTH,
+ * is flagged too long and refused in enforce mode.
  */
 #ifndef BW_PATH_BPF_H
 #define BW_PATH_BPF_H
@@ -19,10 +21,11 @@
 #define BW_NAME_MAX 255
 
 struct bw_scratch {
-	struct bw_event ev;	     /* event head ... */
-	char evpath[BW_PATH_BUF];    /* ... immediately followed by its path */
-	char buf[2 * BW_PATH_BUF]; /* path under construction, ends at BW_PATH_BUF */
-	struct bw_path_key key;
+	struct bw_event ev;	  /* event head ... */
+	char evpath[BW_PATH_BUF]; /* ... immediately followed by its path */
+	struct bw_path_key key;	  /* the trie reads sizeof(key) bytes ... */
+	char key_tail[BW_PATH_BUF]; /* ... the full path runs on into here */
+	char buf[2 * BW_PATH_BUF];  /* bw_path_build: path ends at BW_PATH_BUF */
 };
 
 struct {
@@ -33,21 +36,14 @@ struct {
 } bw_scratch SEC(".maps");
 
 struct bw_walk {
-	struct dentry *object;
 	struct dentry *dentry;
-	struct mount *mnt;
+	struct mount *mnt; /* NULL: walk to the file system's root only */
 	struct dentry *mnt_root;
 	struct dentry *root_dentry; /* the task's root */
 	struct vfsmount *root_mnt;
-	struct dentry *resume;	    /* pin phase: mount point to go on from */
-	__u32 off;		    /* path starts at buf[off] */
-	__u32 flags;		    /* BW_EVF_* */
-	__u32 policy;
-	__u8 check_pins; /* the policy has pins: look each ancestor up */
-	__u8 pin_phase;	 /* climbing above a bind mount's root, pins only */
-	__u8 pinned;	 /* below holds the nearest pinned ancestor's values */
-	__u8 any_pins;	 /* no mount known: mount-root pins count too */
-	struct bw_path_rule below;
+	struct bw_scratch *s;
+	__u32 off;   /* path starts at s->buf[off] */
+	__u32 flags; /* BW_EVF_* */
 };
 
 static __always_inline struct mount *bw_real_mount(struct vfsmount *vfsmnt)
@@ -55,90 +51,33 @@ static __always_inline struct mount *bw_real_mount(struct vfsmount *vfsmnt)
 	return container_of(vfsmnt, struct mount, mnt);
 }
 
-/* The nearest pinned ancestor decides for its subtree. */
-static __always_inline void bw_walk_pin(struct bw_walk *w, struct dentry *d)
-{
-	struct bw_inode_key k = {};
-	struct bw_inode_pin *pin;
-	struct inode *inode;
-
-	if (w->pinned || d == w->object)
-		return;
-	inode = BPF_CORE_READ(d, d_inode);
-	if (!inode)
-		return;
-	k.ino = BPF_CORE_READ(inode, i_ino);
-	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	k.policy = w->policy;
-	pin = bpf_map_lookup_elem(&bw_inodes, &k);
-	if (pin && (w->any_pins || !(pin->below.flags & BW_PIN_MOUNT)) &&
-	    (pin->below.verdict_r || pin->below.verdict_w)) {
-		w->below = pin->below;
-		w->pinned = 1;
-	}
-}
-
-/* Leave a mount's root for the mount point it hides, in the parent mount. */
-static __always_inline void bw_walk_cross(struct bw_walk *w, struct dentry *mountpoint)
-{
-	struct mount *cur = w->mnt;
-	struct mount *up = BPF_CORE_READ(cur, mnt_parent);
-
-	w->dentry = mountpoint;
-	w->mnt = up;
-	w->mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
-}
-
 static long bw_walk_step(__u32 i, struct bw_walk *w)
 {
 	struct dentry *d = w->dentry, *parent;
-	struct bw_scratch *s;
+	struct bw_scratch *s = w->s;
 	const unsigned char *name;
-	__u32 zero = 0, len, off;
+	__u32 len, off;
 
 	parent = BPF_CORE_READ(d, d_parent);
 	if (!w->mnt) {
 		/* Without a mount the walk ends at the file system's root. */
 		if (d == parent) {
 			w->flags |= BW_EVF_FS_RELATIVE;
-			bw_walk_pin(w, d);
 			return 1;
 		}
-		bw_walk_pin(w, d);
 		goto prepend;
-	}
-	if (w->pin_phase) {
-		/*
-		 * A bind mount of a subdirectory hides the directories above its
-		 * source; their pins still apply to everything reached through it.
-		 */
-		bw_walk_pin(w, d);
-		if (d == parent || w->pinned) {
-			w->pin_phase = 0;
-			bw_walk_cross(w, w->resume);
-		} else {
-			w->dentry = parent;
-		}
-		return 0;
 	}
 	if (d == w->root_dentry && &w->mnt->mnt == w->root_mnt)
 		return 1;
 	if (d == w->mnt_root) {
-		struct mount *cur = w->mnt;
-		struct dentry *mountpoint = BPF_CORE_READ(cur, mnt_mountpoint);
+		struct mount *cur = w->mnt, *up = BPF_CORE_READ(cur, mnt_parent);
 
-		if (w->check_pins)
-			bw_walk_pin(w, d);
 		/* The global root: the object is outside the task's chroot. */
-		if (BPF_CORE_READ(cur, mnt_parent) == cur)
+		if (up == cur)
 			return 1;
-		if (w->check_pins && !w->pinned && d != parent) {
-			w->pin_phase = 1;
-			w->resume = mountpoint;
-			w->dentry = parent;
-			return 0;
-		}
-		bw_walk_cross(w, mountpoint);
+		w->dentry = BPF_CORE_READ(cur, mnt_mountpoint);
+		w->mnt = up;
+		w->mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
 		return 0;
 	}
 	if (d == parent) {
@@ -149,12 +88,7 @@ static long bw_walk_step(__u32 i, struct bw_walk *w)
 		w->flags |= BW_EVF_UNREACHABLE;
 		return 1;
 	}
-	if (w->check_pins)
-		bw_walk_pin(w, d);
 prepend:
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (!s)
-		return 1;
 	name = BPF_CORE_READ(d, d_name.name);
 	len = BPF_CORE_READ(d, d_name.len);
 	if (len > BW_NAME_MAX || w->off < len + 2) {
@@ -171,37 +105,61 @@ prepend:
 }
 
 /*
- * Walk from (vfsmnt, dentry) to the task's root; with no vfsmnt (a hook that
- * gets only a dentry), to the root of the dentry's file system. Returns the path's offset in
- * s->buf (the path runs to BW_PATH_BUF, no NUL); w->flags says how it went.
+ * Walk from (vfsmnt, dentry) to the task's root, or with no vfsmnt (a hook
+ * that gets only a dentry) to the root of the dentry's file system, and
+ * leave the path at s->key.path. Returns its length; *flags says how it went.
  */
-static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct bw_walk *w,
-					   struct vfsmount *vfsmnt, struct dentry *dentry)
+static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct vfsmount *vfsmnt,
+					   struct dentry *dentry, __u32 *flags)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct bw_walk w = {};
+	__u32 len;
 	long n;
 
-	w->object = dentry;
-	w->dentry = dentry;
+	w.dentry = dentry;
+	w.s = s;
 	if (vfsmnt) {
-		w->mnt = bw_real_mount(vfsmnt);
-		w->mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
-	} else {
-		w->mnt = NULL;
-		w->any_pins = 1;
+		w.mnt = bw_real_mount(vfsmnt);
+		w.mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
 	}
-	w->root_dentry = BPF_CORE_READ(task, fs, root.dentry);
-	w->root_mnt = BPF_CORE_READ(task, fs, root.mnt);
-	w->off = BW_PATH_BUF;
+	w.root_dentry = BPF_CORE_READ(task, fs, root.dentry);
+	w.root_mnt = BPF_CORE_READ(task, fs, root.mnt);
+	w.off = BW_PATH_BUF;
 
-	n = bpf_loop(BW_PATH_DEPTH, bw_walk_step, w, 0);
+	n = bpf_loop(BW_PATH_DEPTH, bw_walk_step, &w, 0);
 	if (n >= BW_PATH_DEPTH)
-		w->flags |= BW_EVF_PATH_TOO_LONG;
-	if (w->off == BW_PATH_BUF) {
-		w->off = BW_PATH_BUF - 1;
+		w.flags |= BW_EVF_PATH_TOO_LONG;
+	if (w.off == BW_PATH_BUF) {
+		w.off = BW_PATH_BUF - 1;
 		s->buf[BW_PATH_BUF - 1] = '/';
 	}
-	return w->off;
+	*flags |= w.flags;
+	if (w.flags & BW_EVF_UNREACHABLE)
+		return 0;
+	len = (BW_PATH_BUF - w.off) & BW_BUF_MASK;
+	bpf_probe_read_kernel(s->key.path, len, &s->buf[w.off & BW_BUF_MASK]);
+	return len;
+}
+
+/* file_open: the kernel's own d_path, allowed on this hook. */
+static __always_inline __u32 bw_path_of_file(struct bw_scratch *s, struct file *file,
+					     __u32 *flags)
+{
+	struct dentry *d = file->f_path.dentry;
+	long n;
+
+	/* A pseudo file is a root dentry that is not its mount's root. */
+	if (d->d_parent == d && d != file->f_path.mnt->mnt_root) {
+		*flags |= BW_EVF_UNREACHABLE;
+		return 0;
+	}
+	n = bpf_d_path((struct path *)&file->f_path, s->key.path, BW_PATH_BUF);
+	if (n <= 0) {
+		*flags |= BW_EVF_PATH_TOO_LONG;
+		return 0;
+	}
+	return (n - 1) & BW_BUF_MASK; /* n counts the NUL */
 }
 
 #endif /* BW_PATH_BPF_H */

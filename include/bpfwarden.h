@@ -30,6 +30,14 @@
 /* Trie entries (each subtree rule takes two) and pinned deny inodes, all profiles. */
 #define BW_MAX_FILE_KEYS 131072
 #define BW_MAX_INODE_PINS 16384
+/*
+ * A bitmap over inode numbers that says "this inode may be pinned": 2^14
+ * 64-bit words, indexed by the top bits of ino * BW_PINBITS_MUL, the bit by
+ * bits 20..25 of the same product. Shared by all policies.
+ */
+#define BW_PINBITS_SHIFT 14
+#define BW_PINBITS_WORDS (1 << BW_PINBITS_SHIFT)
+#define BW_PINBITS_MUL 0x9e3779b97f4a7c15ULL
 /* Rules in one profile after includes. */
 #define BW_MAX_RULES 16384
 /* Ring buffer of one policy (bytes, power of two). */

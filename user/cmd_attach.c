@@ -116,7 +116,7 @@ int cmd_detach(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{},
 	};
-	struct bw_maps m = {-1, -1, -1, -1, -1, -1, -1};
+	struct bw_maps m = BW_MAPS_INIT;
 	const char *cgroup = NULL;
 	char cgdir[PATH_MAX];
 	uint32_t slot;

@@ -25,7 +25,7 @@ static void yesno(const char *what, int ok, const char *detail)
 
 static void show_governed(void)
 {
-	struct bw_maps m = {-1, -1, -1, -1, -1, -1, -1};
+	struct bw_maps m = BW_MAPS_INIT;
 	uint64_t key, next;
 	int first = 1, n = 0, ncpu;
 	char root[PATH_MAX] = "";

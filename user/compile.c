@@ -35,41 +35,42 @@ static struct bw_file_entry *find_key(struct bw_file_entry *v, size_t n, const c
 	return bsearch(&probe, v, n, sizeof(*v), key_cmp);
 }
 
-/* Merge one rule into a key's value for the accesses it names: deny wins ties. */
+/*
+ * Merge one rule into a key's value for the accesses it names: deny wins
+ * ties, and among equal verdicts the earliest rule is the one reported.
+ */
+static void merge_one(__u8 *verdict, __u16 *rule, __u8 v, __u16 id)
+{
+	if (*verdict == BW_V_NONE || (v == BW_V_DENY && *verdict != BW_V_DENY) ||
+	    (v == *verdict && id < *rule)) {
+		*verdict = v;
+		*rule = id;
+	}
+}
+
 static void merge(struct bw_path_rule *val, unsigned access, enum bw_rule_verdict verdict,
 		  __u16 id)
 {
 	__u8 v = verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
 
-	if ((access & BW_ACC_R) && (val->verdict_r == BW_V_NONE || v == BW_V_DENY) &&
-	    val->verdict_r != BW_V_DENY) {
-		val->verdict_r = v;
-		val->rule_r = id;
-	}
-	if ((access & BW_ACC_W) && (val->verdict_w == BW_V_NONE || v == BW_V_DENY) &&
-	    val->verdict_w != BW_V_DENY) {
-		val->verdict_w = v;
-		val->rule_w = id;
-	}
+	if (access & BW_ACC_R)
+		merge_one(&val->verdict_r, &val->rule_r, v, id);
+	if (access & BW_ACC_W)
+		merge_one(&val->verdict_w, &val->rule_w, v, id);
 }
 
+/* Append a key for one rule; equal keys are merged after sorting. */
 static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char *path, char term,
 		   unsigned access, enum bw_rule_verdict verdict, __u16 id)
 {
 	size_t len = strlen(path);
 	struct bw_file_entry *e;
-	size_t i;
 
 	/* "/" with a '/' terminator would be "//": the root subtree is just "/". */
 	if (len == 1 && term == '/')
-		term = 0, len = 0;
+		len = 0;
 	if (len + 1 > BW_KEY_PATH_MAX)
 		return -ENAMETOOLONG;
-	for (i = 0; i < *n; i++) {
-		e = &(*v)[i];
-		if (e->keylen == len + 1 && !memcmp(e->key, path, len) && e->key[len] == term)
-			goto found;
-	}
 	if (*n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
 		struct bw_file_entry *nv = realloc(*v, ncap * sizeof(*nv));
@@ -84,13 +85,32 @@ static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char 
 	memcpy(e->key, path, len);
 	e->key[len] = term;
 	e->keylen = len + 1;
-	if (len == 0) {
-		e->key[0] = '/';
-		e->keylen = 1;
-	}
-found:
 	merge(&e->val, access, verdict, id);
 	return 0;
+}
+
+/* Sorted keys: fold runs of equal keys into one, deny winning ties. */
+static size_t fold_equal(struct bw_file_entry *v, size_t n)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < n; i++) {
+		if (out && !key_cmp(&v[out - 1], &v[i])) {
+			struct bw_path_rule *into = &v[out - 1].val, *from = &v[i].val;
+
+			if (from->verdict_r)
+				merge(into, BW_ACC_R, from->verdict_r == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
+				      from->rule_r);
+			if (from->verdict_w)
+				merge(into, BW_ACC_W, from->verdict_w == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
+				      from->rule_w);
+			continue;
+		}
+		if (out != i)
+			v[out] = v[i];
+		out++;
+	}
+	return out;
 }
 
 /* Nearest proper ancestor key of e: its longest prefix that ends in '/'. */
@@ -277,8 +297,11 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 			goto err;
 		}
 	}
-	if (out->nfiles)
+	if (out->nfiles) {
+		/* merge() is order-independent, so qsort's instability does not matter. */
 		qsort(out->files, out->nfiles, sizeof(*out->files), key_cmp);
+		out->nfiles = fold_equal(out->files, out->nfiles);
+	}
 	for (i = 0; i < out->nfiles; i++)
 		inherit(out->files, out->nfiles, &out->files[i]);
 	ret = add_pins(p, out);

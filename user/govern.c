@@ -251,6 +251,14 @@ static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 	if (!ret)
 		ret = add_mount_pins(&ps, c, id);
 	for (i = 0; i < ps.n && !ret; i++) {
+		/* The bit first: a pin the kernel's bitmap test skips would not count. */
+		uint64_t h = ps.keys[i].ino * BW_PINBITS_MUL, word;
+		uint32_t idx = (uint32_t)(h >> (64 - BW_PINBITS_SHIFT));
+
+		if (!bpf_map_lookup_elem(m->pinbits, &idx, &word)) {
+			word |= 1ULL << ((h >> 20) & 63);
+			bpf_map_update_elem(m->pinbits, &idx, &word, BPF_ANY);
+		}
 		if (bpf_map_update_elem(m->inodes, &ps.keys[i], &ps.pins[i], BPF_ANY)) {
 			ret = -errno;
 			bw_err("cannot pin inode %llu: %s (at most %d pins for all loaded profiles)",

@@ -11,6 +11,8 @@
 
 #define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
 #define BW_RUN_DIR "/run/bpfwarden"
+/* Every fd closed: the initial value of a struct bw_maps. */
+#define BW_MAPS_INIT {-1, -1, -1, -1, -1, -1, -1, -1}
 
 struct bw_maps {
 	int cgroups;
@@ -19,6 +21,7 @@ struct bw_maps {
 	int inodes;
 	int rbufs;
 	int counters;
+	int pinbits;
 	int lock_fd; /* held while changing shared state */
 };
 

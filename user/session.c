@@ -55,7 +55,7 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 
 	memset(s, 0, sizeof(*s));
 	s->log_fd = -1;
-	s->maps = (struct bw_maps){-1, -1, -1, -1, -1, -1, -1};
+	s->maps = (struct bw_maps)BW_MAPS_INIT;
 	s->slot.rb_fd = -1;
 
 	ret = bw_profile_load(profile_path, profile_libdir(), &s->profile, &diags);

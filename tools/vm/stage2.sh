@@ -173,7 +173,7 @@ mark "command exited $status"
 umount /run/bw 2>/dev/null
 # coreutils stty applies settings with TCSADRAIN: it returns once the output
 # has left the serial port, so powering off now loses none of it.
-/usr/bin/stty -F "$console" -echo 2>/dev/null
+/bin/stty -F "$console" -echo 2>/dev/null
 # Silence even "reboot: Power down" (KERN_EMERG) so CMD's output ends clean.
 echo 0 >/proc/sys/kernel/printk
 halt

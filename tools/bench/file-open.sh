@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# file-open.sh: the cost of the file hooks on an open()+close() loop, as
+# ratios to the same loop with no agent loaded, measured side by side in one
+# guest run. Outside the VM it boots one (tools/vm/vmrun.sh --bench: guest
+# time counts instructions, so the ratios repeat from run to run).
+#
+#   tools/bench/file-open.sh [--kernel 6.1|6.12] [--iterations N]
+#
+# Configurations: no agent; programs loaded, process ungoverned; governed
+# with 10, 1,000 and 10,000 rules (default allow, the file matched by a
+# subtree rule, one deny rule so inode pins are walked).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+kernel=6.12
+iters=200000
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernel=$2; shift ;;
+	--iterations) iters=$2; shift ;;
+	--in-vm) inside=1 ;;
+	*) echo "usage: $0 [--kernel 6.1|6.12] [--iterations N]" >&2; exit 2 ;;
+	esac
+	shift
+done
+if [ -z "${inside:-}" ]; then
+	make -s all
+	exec tools/vm/vmrun.sh --bench --kernel "$kernel" -- tools/bench/file-open.sh --in-vm --iterations "$iters"
+fi
+
+BW=build/bpfwarden
+LOOP=build/tests/openloop
+dir=/tmp/bench
+mkdir -p "$dir/data/lib/python3/json"
+target=$dir/data/lib/python3/json/decoder.py
+echo data >"$target"
+
+profile() { # profile NRULES FILE
+	{
+		echo "profile bench"
+		echo "default allow"
+		echo "deny file rw /etc/shadow"
+		echo "allow file r $dir/data/**"
+		for ((i = 2; i < $1; i++)); do
+			echo "allow file r $dir/rule$i/**"
+		done
+	} >"$2"
+}
+
+best() { # best CMD...: the fastest of 3 runs
+	local b="" v
+	for _ in 1 2 3; do
+		v=$("$@")
+		if [ -z "$b" ] || awk "BEGIN{exit !($v < $b)}"; then b=$v; fi
+	done
+	echo "$b"
+}
+
+base=$(best $LOOP "$target" "$iters")
+profile 10 $dir/p10.profile
+$BW run --profile $dir/p10.profile --log /dev/null -- true # load and pin the programs
+ungov=$(best $LOOP "$target" "$iters")
+declare -A gov
+for n in 10 1000 10000; do
+	profile $n $dir/p$n.profile
+	gov[$n]=$(best $BW run --profile $dir/p$n.profile --log /dev/null -- $LOOP "$target" "$iters")
+done
+
+ratio() { awk "BEGIN{printf \"%.3f\", $1 / $base}"; }
+echo "open+close of $target, $iters iterations, kernel $(uname -r), best of 3"
+printf '%-34s %10s %8s\n' configuration ns/iter ratio
+printf '%-34s %10s %8s\n' "no agent" "$base" "1.000"
+printf '%-34s %10s %8s\n' "loaded, process not governed" "$ungov" "$(ratio "$ungov")"
+for n in 10 1000 10000; do
+	printf '%-34s %10s %8s\n' "governed, $n rules" "${gov[$n]}" "$(ratio "${gov[$n]}")"
+done
