@@ -36,10 +36,9 @@ deny file rw /root/**
 # rule above cannot expose it.
 deny file rw /root/.ssh/**
 
-# Programs: the interpreter only (python3 is a symlink to it). No shell, no
-# other binary, no memfd execution.
-allow exec /usr/bin/python3.11
-
-# Network: nothing, except this example of a local service on port 8080
-# (localhost is 127.0.0.0/8 and ::1).
-allow net connect tcp localhost:8080
+# Programs and network: this version enforces file rules only, and `run`
+# refuses a profile with exec or net rules rather than ignore them. When they
+# are enforced, this profile will allow the interpreter only (python3 is a
+# symlink to it) and, as an example, one local service:
+#   allow exec /usr/bin/python3.11
+#   allow net connect tcp localhost:8080

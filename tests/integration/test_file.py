@@ -239,6 +239,29 @@ def test_long_paths():
     check_eq(d[0]["rule"], "default", "rule of a too-long path")
 
 
+def test_denied_tree_through_other_mounts_and_namespaces():
+    """A bind mount of a directory inside a denied tree, /proc/self/root, and
+    a bind mount made by the sandboxed process in its own mount namespace."""
+    write(S + "/secret/sub/key", "k\n")
+    os.makedirs(S + "/view")
+    subprocess.run(["mount", "--bind", S + "/secret/sub", S + "/view"], check=True)
+    try:
+        p = profile("default allow\ndeny file rw %s/secret/**\n" % S)
+        r = expect_ops(p, [
+            (("read", S + "/view/key"), EACCES),
+            (("read", "/proc/self/root" + S + "/secret/sub/key"), EACCES),
+        ])
+        check(denials(r.events)[0].get("by_inode"), "bind mount of a subdirectory: by inode")
+        os.makedirs(S + "/ns")
+        script = ("mount --make-rprivate / && mount --bind %s/secret %s/ns && %s read %s/ns/sub/key"
+                  % (S, S, FSOP, S))
+        r = run(p, ["unshare", "-m", "sh", "-c", script])
+        check_eq(r.stdout.strip(), EACCES, "read in a new mount namespace (stderr %s)" % r.stderr)
+        check_eq([e["path"] for e in denials(r.events)], [S + "/ns/sub/key"], "deny events")
+    finally:
+        subprocess.run(["umount", S + "/view"])
+
+
 def test_python_ctypes_route():
     """Hostile Python: libc's open() through ctypes, under the interpreter's own rules."""
     write(S + "/secret", "s\n")
@@ -373,6 +396,7 @@ TESTS = [
     test_every_write_route_refused,
     test_other_names_of_a_denied_file,
     test_long_paths,
+    test_denied_tree_through_other_mounts_and_namespaces,
     test_python_ctypes_route,
     test_audit_mode_logs_without_blocking,
     test_concurrent_sandboxes,

@@ -56,6 +56,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ ${#kernels[@]} -gt 0 ] || read -ra kernels <<<"$ALL_KERNELS"
+apt_q=-q
+[ "$quiet" = 0 ] || apt_q=-qq
 
 all_complete() {
 	local k
@@ -73,6 +75,8 @@ fi
 mkdir -p "$CACHE"
 exec 9>"$CACHE/.fetch.lock"
 flock 9
+# With the lock held, any half-built entry is a leftover of a killed run.
+rm -rf "$CACHE"/.new-*
 
 # Newest version of linux-image-amd64 in the apt lists whose version starts
 # with "$1." (6.1.x comes from bookworm/bookworm-security, 6.12.x from backports).
@@ -146,9 +150,9 @@ fetch_one() {
 	chown _apt "$tmp/deb" 2>/dev/null || true
 
 	say "$k: downloading $pkg"
-	if ! (cd "$tmp/deb" && apt-get download -q "$pkg" >&2); then
+	if ! (cd "$tmp/deb" && apt-get download "$apt_q" "$pkg" >&2); then
 		apt_update || die "$k: apt-get download $pkg failed"
-		(cd "$tmp/deb" && apt-get download -q "$pkg" >&2) ||
+		(cd "$tmp/deb" && apt-get download "$apt_q" "$pkg" >&2) ||
 			die "$k: apt-get download $pkg failed after apt-get update"
 	fi
 	deb=$(echo "$tmp"/deb/*.deb)

@@ -44,6 +44,8 @@ fi
 
 exec 9>"$CACHE/.initramfs.lock"
 flock 9
+# With the lock held, any half-built image is a leftover of a killed run.
+rm -rf "$CACHE"/.initramfs-*
 if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 	echo "$out"
 	exit 0
