@@ -11,7 +11,8 @@
 
 static Suite *(*const suites[])(void) = {
     lexer_suite,   diag_suite,	   parser_suite,  path_suite,	   net_suite,
-    include_suite, validate_suite, shipped_suite, cmd_check_suite,
+    include_suite, validate_suite, shipped_suite, cmd_check_suite, compile_suite,
+    jsonw_suite,
 };
 
 int main(void)

@@ -14,5 +14,7 @@ Suite *include_suite(void);
 Suite *validate_suite(void);
 Suite *shipped_suite(void);
 Suite *cmd_check_suite(void);
+Suite *compile_suite(void);
+Suite *jsonw_suite(void);
 
 #endif /* BW_TEST_SUITES_H */

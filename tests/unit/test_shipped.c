@@ -66,10 +66,6 @@ START_TEST(python_sandbox)
 	expect_file(p, "/etc/shadow", false, BW_RULE_DENY, BW_ACC_R | BW_ACC_W);
 	expect_file(p, "/root", true, BW_RULE_DENY, BW_ACC_R | BW_ACC_W);
 
-	const struct bw_rule *x = find(p, BW_CAT_EXEC, "/usr/bin/python3.11", false);
-	ck_assert_ptr_nonnull(x);
-	ck_assert_int_eq(x->verdict, BW_RULE_ALLOW);
-
 	size_t nexec = 0, nnet = 0;
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct bw_rule *rule = &p->rules[i];
@@ -90,8 +86,9 @@ START_TEST(python_sandbox)
 		ck_assert_int_eq(rule->net.port_lo, 8080);
 		ck_assert_int_eq(rule->net.port_hi, 8080);
 	}
-	ck_assert_uint_eq(nexec, 1);
-	ck_assert_uint_eq(nnet, 1);
+	/* exec and net rules stay commented out until they are enforced: `run` refuses them. */
+	ck_assert_uint_eq(nexec, 0);
+	ck_assert_uint_eq(nnet, 0);
 	parsed_free(&r);
 }
 END_TEST

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The profile compiler: trie keys, per-access inheritance from the nearest
+ * ancestor, deny winning ties, rule ids, pins. bw_compiled_lookup() is the
+ * reference for what the kernel's longest-prefix lookup returns.
+ */
+#include <check.h>
+#include <errno.h>
+#include <string.h>
+
+#include "compile.h"
+#include "profile.h"
+#include "suites.h"
+
+static struct bw_profile *prof;
+static struct bw_compiled comp;
+
+static int compile_text(const char *text, char *err, size_t errlen)
+{
+	struct bw_diags diags = {};
+	int ret;
+
+	ret = bw_profile_parse_string("t.profile", text, strlen(text), NULL, &prof, &diags);
+	bw_diags_free(&diags);
+	ck_assert_int_eq(ret, 0);
+	return bw_compile(prof, &comp, err, errlen);
+}
+
+static void teardown(void)
+{
+	bw_compiled_free(&comp);
+	bw_profile_free(prof);
+	prof = NULL;
+}
+
+static const struct bw_path_rule *lookup(const char *path)
+{
+	const struct bw_file_entry *e = bw_compiled_lookup(&comp, path);
+
+	return e ? &e->val : NULL;
+}
+
+START_TEST(exact_and_subtree_keys)
+{
+	char err[256];
+	const struct bw_path_rule *v;
+
+	ck_assert_int_eq(compile_text("profile t\nallow file r /a/**\ndeny file r /a/b\n", err,
+				      sizeof(err)),
+			 0);
+	ck_assert_uint_eq(comp.nfiles, 3); /* "/a\0", "/a/", "/a/b\0" */
+	v = lookup("/a/x/y");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(v->rule_r, 1);
+	v = lookup("/a");
+	ck_assert_uint_eq(v->verdict_r, BW_V_ALLOW);
+	v = lookup("/a/b");
+	ck_assert_uint_eq(v->verdict_r, BW_V_DENY);
+	ck_assert_uint_eq(v->rule_r, 2);
+	/* An exact rule is not a prefix: /a/b/c falls to the subtree rule on /a. */
+	ck_assert_uint_eq(lookup("/a/b/c")->verdict_r, BW_V_ALLOW);
+	ck_assert_ptr_null(lookup("/ab"));
+	ck_assert_ptr_null(lookup("/"));
+}
+END_TEST
+
+START_TEST(inherit_per_access)
+{
+	char err[256];
+	const struct bw_path_rule *v;
+
+	ck_assert_int_eq(compile_text("profile t\nallow file rw /usr/**\ndeny file w /usr/lib/x/**\n",
+				      err, sizeof(err)),
+			 0);
+	v = lookup("/usr/lib/x/f");
+	ck_assert_uint_eq(v->verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(v->rule_r, 1);
+	ck_assert_uint_eq(v->verdict_w, BW_V_DENY);
+	ck_assert_uint_eq(v->rule_w, 2);
+	v = lookup("/usr/lib/f");
+	ck_assert_uint_eq(v->verdict_w, BW_V_ALLOW);
+}
+END_TEST
+
+START_TEST(deny_wins_ties_and_first_rule_reported)
+{
+	char err[256];
+	const struct bw_path_rule *v;
+
+	ck_assert_int_eq(compile_text("profile t\nallow file r /t\nallow file r /t\ndeny file r /t\n"
+				      "allow file w /t\nallow file w /t\n",
+				      err, sizeof(err)),
+			 0);
+	v = lookup("/t");
+	ck_assert_uint_eq(v->verdict_r, BW_V_DENY);
+	ck_assert_uint_eq(v->rule_r, 3);
+	ck_assert_uint_eq(v->verdict_w, BW_V_ALLOW);
+	ck_assert_uint_eq(v->rule_w, 4);
+}
+END_TEST
+
+START_TEST(root_subtree)
+{
+	char err[256];
+
+	ck_assert_int_eq(compile_text("profile t\nallow file r /**\ndeny file r /etc/**\n", err,
+				      sizeof(err)),
+			 0);
+	ck_assert_uint_eq(lookup("/")->verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(lookup("/bin/sh")->verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(lookup("/etc/passwd")->verdict_r, BW_V_DENY);
+	ck_assert_uint_eq(lookup("/etcetera")->verdict_r, BW_V_ALLOW);
+}
+END_TEST
+
+START_TEST(defaults_and_on_deny)
+{
+	char err[256];
+
+	ck_assert_int_eq(compile_text("profile t\ndefault allow file\ndefault deny exec\n"
+				      "default deny net\non-deny kill\n",
+				      err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(comp.policy.default_file, BW_V_ALLOW);
+	ck_assert_uint_eq(comp.policy.default_exec, BW_V_DENY);
+	ck_assert_uint_eq(comp.policy.on_deny, BW_ON_DENY_KILL);
+	ck_assert_uint_eq(comp.policy.has_pins, 0);
+}
+END_TEST
+
+START_TEST(exec_and_net_rules_refused)
+{
+	char err[256] = "";
+
+	ck_assert_int_eq(compile_text("profile t\nallow exec /usr/bin/true\n", err, sizeof(err)),
+			 -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(err, "t.profile:2"));
+	ck_assert_ptr_nonnull(strstr(err, "exec rules are not enforced"));
+}
+END_TEST
+
+START_TEST(pins_carry_trie_values)
+{
+	char err[256];
+	size_t i;
+	int seen = 0;
+
+	ck_assert_int_eq(compile_text("profile t\nallow file r /s/**\ndeny file r /s/secret/**\n"
+				      "allow file r /s/secret/pub/**\n",
+				      err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(comp.policy.has_pins, 1);
+	ck_assert_uint_eq(comp.npins, 3);
+	for (i = 0; i < comp.npins; i++) {
+		const struct bw_pin_req *p = &comp.pins[i];
+
+		if (!strcmp(p->path, "/s/secret")) {
+			ck_assert(p->deny && p->subtree && p->dir);
+			ck_assert_uint_eq(p->pin.self.verdict_r, BW_V_DENY);
+			ck_assert_uint_eq(p->pin.below.verdict_r, BW_V_DENY);
+			ck_assert_uint_eq(p->pin.below.rule_r, 2);
+			seen++;
+		} else if (!strcmp(p->path, "/s/secret/pub")) {
+			ck_assert(!p->deny);
+			ck_assert_uint_eq(p->pin.below.verdict_r, BW_V_ALLOW);
+			ck_assert_uint_eq(p->pin.below.rule_r, 3);
+			seen++;
+		}
+	}
+	ck_assert_int_eq(seen, 2);
+}
+END_TEST
+
+START_TEST(pin_merge_rule_beats_mount)
+{
+	struct bw_inode_pin mount = {}, rule = {}, into;
+
+	mount.self.verdict_w = BW_V_ALLOW;
+	mount.self.flags = BW_PIN_MOUNT;
+	mount.below = mount.self;
+	rule.below.verdict_w = BW_V_DENY;
+	rule.below.rule_w = 7;
+	into = mount;
+	bw_pin_merge(&into, &rule);
+	ck_assert_uint_eq(into.below.verdict_w, BW_V_DENY);
+	ck_assert_uint_eq(into.self.flags, 0);
+	bw_pin_merge(&into, &mount); /* a mount pin never overrides a rule's */
+	ck_assert_uint_eq(into.below.verdict_w, BW_V_DENY);
+	ck_assert_uint_eq(into.below.rule_w, 7);
+}
+END_TEST
+
+Suite *compile_suite(void)
+{
+	Suite *s = suite_create("compile");
+	TCase *tc = tcase_create("file rules");
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, exact_and_subtree_keys);
+	tcase_add_test(tc, inherit_per_access);
+	tcase_add_test(tc, deny_wins_ties_and_first_rule_reported);
+	tcase_add_test(tc, root_subtree);
+	tcase_add_test(tc, defaults_and_on_deny);
+	tcase_add_test(tc, exec_and_net_rules_refused);
+	tcase_add_test(tc, pins_carry_trie_values);
+	tcase_add_test(tc, pin_merge_rule_beats_mount);
+	suite_add_tcase(s, tc);
+	return s;
+}
