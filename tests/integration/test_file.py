@@ -371,6 +371,34 @@ def test_attach_detaches_on_sigterm():
                         "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
 
 
+def test_full_ring_buffer_reports_lost_events():
+    """With the agent stopped, denials overflow the ring buffer: every one is
+    either a deny event or counted in a `lost` record, none vanish."""
+    write(S + "/secret", "s\n")
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+    n = 20000  # about 2.5 MiB of events for a 1 MiB ring buffer
+    code = ("import os\nn = 0\nwhile not os.path.exists('%s/go'): pass\n"
+            "for _ in range(%d):\n    try:\n        os.close(os.open('%s/secret', os.O_RDONLY))\n"
+            "    except PermissionError:\n        n += 1\nprint(n)\nopen('%s/done', 'w')\n"
+            % (S, n, S, S))
+    log = S + "/lost.log"
+    agent = subprocess.Popen([BW, "run", "--profile", p, "--log", log, "--",
+                              "/usr/bin/python3", "-c", code], stdout=subprocess.PIPE, text=True)
+    wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="run")
+    agent.send_signal(signal.SIGSTOP)
+    write(S + "/go", "")
+    # The agent cannot read while stopped; wait until the child is done.
+    wait_for(lambda: os.path.exists(S + "/done"), timeout=300, what="the denials")
+    agent.send_signal(signal.SIGCONT)
+    out, _ = agent.communicate(timeout=120)
+    check_eq(out.strip(), str(n), "denials seen by the program")
+    evs = events(log)
+    denied = len(denials(evs))
+    lost = sum(e["count"] for e in evs if e["type"] == "lost")
+    check(lost > 0, "the ring buffer overflowed (%d deny events)" % denied)
+    check_eq(denied + lost, n, "deny events + lost count")
+
+
 def test_run_exit_status_and_cleanup():
     p = profile("default allow\n")
     r = run(p, ["sh", "-c", "exit 7"])
@@ -402,6 +430,7 @@ TESTS = [
     test_concurrent_sandboxes,
     test_attach_child_cgroup_outside_and_detach,
     test_attach_detaches_on_sigterm,
+    test_full_ring_buffer_reports_lost_events,
     test_run_exit_status_and_cleanup,
     test_bad_profile_changes_nothing,
 ]
