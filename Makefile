@@ -44,7 +44,7 @@ HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 AGENT := $(BUILD)/bpfwarden
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(BPF_OBJS)
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 .PHONY: all agent helpers unit fuzz check vmtest test deps demo clean format vmlinux
 
 all: agent helpers
