@@ -42,22 +42,24 @@ static __always_inline void bw_event_fill(struct bw_scratch *s, __u64 cgid, __u3
 	ev->access = access;
 	ev->flags = flags;
 	ev->pad = 0;
-	ev->pad2 = 0;
+	ev->args_len = 0;
 	ev->dev = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 }
 
-/* Send s->ev followed by path_len bytes of s->evpath. */
-static __always_inline void bw_event_send(struct bw_scratch *s, __u32 path_len)
+/* Send s->ev followed by path_len + args_len bytes from s->evpath on. */
+static __always_inline void bw_event_send(struct bw_scratch *s, __u32 path_len, __u32 args_len)
 {
 	struct bw_counters *c;
-	__u32 policy = s->ev.policy;
+	__u32 policy = s->ev.policy, size;
 	void *rb;
 
-	path_len &= BW_BUF_MASK;
 	s->ev.path_len = path_len;
+	s->ev.args_len = args_len;
+	/* Arguments may run past evpath into the key, which is no longer needed. */
+	size = (path_len + args_len) & (2 * BW_PATH_BUF - 1);
 	rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
-	if (rb && !bpf_ringbuf_output(rb, &s->ev, sizeof(s->ev) + path_len, 0))
+	if (rb && !bpf_ringbuf_output(rb, &s->ev, sizeof(s->ev) + size, 0))
 		return;
 	c = bw_counters_of(policy);
 	if (c)

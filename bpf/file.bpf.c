@@ -17,146 +17,13 @@
 #include "bpfwarden.h"
 #include "maps.bpf.h"
 #include "path.bpf.h"
-#include "pins.bpf.h"
-#include "event.bpf.h"
+#include "decide.bpf.h"
 
-#define EACCES 13
 #define FMODE_READ 0x1
 #define FMODE_WRITE 0x2
 #define O_TRUNC 01000
 
 char LICENSE[] SEC("license") = "GPL";
-
-struct bw_decision {
-	__u8 verdict;
-	__u8 flags;
-	__u16 rule;
-};
-
-/* Apply one requested access: the rule's verdict, else the category default. */
-static __always_inline void bw_decide_access(struct bw_decision *d, __u8 verdict, __u16 rule,
-					     __u8 default_verdict)
-{
-	if (verdict == BW_V_NONE) {
-		verdict = default_verdict;
-		rule = 0;
-	}
-	if (verdict == BW_V_DENY && d->verdict != BW_V_DENY) {
-		d->verdict = BW_V_DENY;
-		d->rule = rule;
-	} else if (d->verdict == BW_V_NONE) {
-		d->verdict = verdict;
-		d->rule = rule;
-	}
-}
-
-/* The pins' verdict for each requested access (NONE where no pin says). */
-static __always_inline void bw_decide_pins(struct bw_decision *d, const struct bw_pin_walk *pw,
-					   __u8 access, __u8 default_verdict)
-{
-	__u8 v;
-	__u16 rule;
-
-	if (access & BW_ACC_R) {
-		bw_pin_pick(pw, BW_ACC_R, &v, &rule);
-		bw_decide_access(d, v, rule, default_verdict);
-	}
-	if (access & BW_ACC_W) {
-		bw_pin_pick(pw, BW_ACC_W, &v, &rule);
-		bw_decide_access(d, v, rule, default_verdict);
-	}
-}
-
-/*
- * Decide an access to the object whose path (len bytes) is at s->key.path.
- * has_mnt is false for attribute changes, whose hook names no mount: then
- * the pins alone decide.
- */
-static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
-				     struct dentry *dentry, bool has_mnt, __u32 len, __u32 flags,
-				     __u8 op, __u8 access)
-{
-	struct bw_pin_walk pw = {};
-	struct bw_decision d = {};
-	struct bw_path_rule *r;
-	struct bw_counters *c;
-	struct bw_policy *pol;
-	__u32 policy = cg->policy;
-	__u8 mode = cg->mode, type;
-
-	pol = bpf_map_lookup_elem(&bw_policies, &policy);
-	if (!pol)
-		return -EACCES;
-	len &= BW_BUF_MASK;
-
-	if (flags & BW_EVF_UNREACHABLE) {
-		/* Pseudo files are outside path rules; only a pin can deny them. */
-		d.verdict = BW_V_ALLOW;
-	} else if (flags & BW_EVF_PATH_TOO_LONG) {
-		d.verdict = BW_V_DENY;
-	} else if (has_mnt) {
-		/*
-		 * Bytes past the path are never compared: prefixlen stops at its
-		 * end, or at BW_KEY_PATH_MAX for a path longer than any rule, where
-		 * only subtree keys can match.
-		 */
-		s->key.policy = policy;
-		if (len < BW_KEY_PATH_MAX) {
-			s->key.path[len] = '\0';
-			s->key.prefixlen = (sizeof(s->key.policy) + len + 1) * 8;
-		} else {
-			s->key.prefixlen = sizeof(s->key) * 8 - 32;
-		}
-		r = bpf_map_lookup_elem(&bw_file_rules, &s->key);
-		if (access & BW_ACC_R)
-			bw_decide_access(&d, r ? r->verdict_r : BW_V_NONE, r ? r->rule_r : 0,
-					 pol->default_file);
-		if (access & BW_ACC_W)
-			bw_decide_access(&d, r ? r->verdict_w : BW_V_NONE, r ? r->rule_w : 0,
-					 pol->default_file);
-	}
-	if (!has_mnt) {
-		/* No path to match: the nearest pin decides, else the default. */
-		bw_pins_walk(&pw, dentry, policy, true);
-		bw_decide_pins(&d, &pw, access, pol->default_file);
-	} else if (pol->has_pins && d.verdict != BW_V_DENY) {
-		/* The same object by another name decides as its rule's path would. */
-		struct bw_decision pd = {};
-
-		bw_pins_walk(&pw, dentry, policy, false);
-		bw_decide_pins(&pd, &pw, access, BW_V_NONE);
-		if (pd.verdict == BW_V_DENY) {
-			d = pd;
-			flags |= BW_EVF_INODE_PIN;
-		}
-	}
-	if (d.verdict != BW_V_DENY)
-		return 0;
-
-	c = bw_counters_of(policy);
-	if (c) {
-		__sync_fetch_and_add(&c->denied, 1);
-		if (flags & BW_EVF_PATH_TOO_LONG)
-			__sync_fetch_and_add(&c->truncated, 1);
-	}
-	/* Learn mode lets the default through but keeps the profile's own denies. */
-	if (mode == BW_MODE_LEARN && d.rule == 0 && !(flags & BW_EVF_PATH_TOO_LONG))
-		type = BW_EV_LEARN;
-	else if (mode == BW_MODE_ENFORCE || mode == BW_MODE_LEARN)
-		type = BW_EV_DENY;
-	else
-		type = BW_EV_AUDIT;
-
-	bw_event_fill(s, cgid, policy, type, op, type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
-		      access, d.rule, flags);
-	if (flags & BW_EVF_FS_RELATIVE)
-		s->ev.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
-	if (flags & (BW_EVF_UNREACHABLE | BW_EVF_PATH_TOO_LONG))
-		len = 0;
-	bpf_probe_read_kernel(s->evpath, len, s->key.path);
-	bw_event_send(s, len);
-	return type == BW_EV_DENY ? -EACCES : 0;
-}
 
 /* A path_* hook: (mnt, dentry) names the object; NULL mnt for attribute changes. */
 static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *dentry, __u8 op,
@@ -175,7 +42,8 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 	if (!s)
 		return -EACCES;
 	len = bw_path_build(s, mnt, dentry, &flags);
-	return bw_decide(s, cgid, cg, dentry, mnt != NULL, len, flags, op, access);
+	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, dentry, mnt != NULL, len,
+			 flags, op, access);
 }
 
 SEC("lsm/file_open")
@@ -206,7 +74,8 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	if (!s)
 		return -EACCES;
 	len = bw_path_of_file(s, file, &flags);
-	return bw_decide(s, cgid, cg, file->f_path.dentry, true, len, flags, BW_OP_OPEN, access);
+	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, file->f_path.dentry, true,
+			 len, flags, BW_OP_OPEN, access);
 }
 
 SEC("lsm/path_truncate")

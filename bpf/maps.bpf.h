@@ -36,6 +36,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_file_rules SEC(".maps");
 
+/* Exec rules of every policy, keyed like file rules; the `r` slot decides. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, BW_MAX_FILE_KEYS);
+	__type(key, struct bw_path_key);
+	__type(value, struct bw_path_rule);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_exec_rules SEC(".maps");
+
 /* Objects of deny rules by device and inode, whatever name reaches them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -20,11 +20,12 @@
 
 struct bw_pin_walk {
 	struct dentry *dentry;
-	__u32 policy;
+	__u16 policy;
+	__u16 cat;
 	__u8 any_mount;	  /* mount-root pins count (attribute changes) */
 	__u8 have_self;	  /* self: the object's own pin */
 	__u8 have_below;  /* below: the nearest pinned ancestor's subtree values */
-	__u8 pad;
+	__u8 pad[3];
 	struct bw_path_rule self;
 	struct bw_path_rule below;
 };
@@ -52,6 +53,7 @@ static long bw_pin_step(__u32 i, struct bw_pin_walk *pw)
 			k.ino = ino;
 			k.dev = inode->i_sb->s_dev;
 			k.policy = pw->policy;
+			k.cat = pw->cat;
 			pin = bpf_map_lookup_elem(&bw_inodes, &k);
 			if (pin && i == 0 && (pw->any_mount || !(pin->self.flags & BW_PIN_MOUNT))) {
 				pw->self = pin->self;
@@ -93,10 +95,11 @@ static __always_inline void bw_pin_pick(const struct bw_pin_walk *pw, __u8 acces
 }
 
 static __always_inline void bw_pins_walk(struct bw_pin_walk *pw, struct dentry *dentry,
-					 __u32 policy, bool any_mount)
+					 __u32 policy, __u8 cat, bool any_mount)
 {
 	pw->dentry = dentry;
 	pw->policy = policy;
+	pw->cat = cat;
 	pw->any_mount = any_mount;
 	bpf_loop(BW_PATH_DEPTH, bw_pin_step, pw, 0);
 }

@@ -59,6 +59,28 @@ def escape_job_dir():
         f.write("x")
 
 
+def run_shell():
+    import subprocess
+    subprocess.run(["/bin/sh", "-c", "true"], check=True)
+
+
+def memfd_exec():
+    fd = os.memfd_create("payload")
+    # The interpreter's own bytes: readable, so only the exec itself can refuse.
+    with open(os.path.realpath(sys.executable), "rb") as f:
+        os.write(fd, f.read())
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execve(fd, ["payload", "-c", "pass"], {})
+        except OSError as e:
+            os._exit(100 + e.errno)
+    _, status = os.waitpid(pid, 0)
+    if os.WEXITSTATUS(status) > 100:
+        e = os.WEXITSTATUS(status) - 100
+        raise OSError(e, os.strerror(e))
+
+
 os.makedirs(JOB, exist_ok=True)
 attempt("read /etc/shadow with open()", lambda: read("/etc/shadow"))
 attempt("read /etc/shadow through ctypes libc open()", lambda: ctypes_open("/etc/shadow"))
@@ -66,6 +88,8 @@ attempt("read /etc/shadow through a symlink in the job dir", symlink_swap)
 attempt("reopen an O_PATH descriptor via /proc/self/fd", proc_fd_reopen)
 attempt("write outside the job directory", escape_job_dir)
 attempt("list /root", lambda: os.listdir("/root"))
+attempt("run a shell", run_shell)
+attempt("run a program from a memfd", memfd_exec)
 with open(os.path.join(JOB, "result.txt"), "w") as f:
     f.write("the job directory is writable\n")
 results.append(("write in the job directory", "allowed, as the profile says"))

@@ -52,6 +52,7 @@ enum bw_mode {
 /* Access bits: r is reading, w is every change (contract, "Profile language"). */
 #define BW_ACC_R 0x1
 #define BW_ACC_W 0x2
+#define BW_ACC_X 0x4 /* executing: decided by exec rules (the `r` slot of their values) */
 
 enum bw_verdict {
 	BW_V_NONE = 0, /* no rule: the category default decides */
@@ -76,11 +77,13 @@ struct bw_policy {
 	__u8 default_exec;
 	__u8 default_net;
 	__u8 on_deny;
-	__u8 has_pins; /* 1 when deny rules of this policy are pinned in bw_inodes */
-	__u8 in_use;   /* slot taken (agent side only) */
-	__u8 pad[2];
+	__u8 has_pins;	    /* deny file rules of this policy are pinned in bw_inodes */
+	__u8 has_exec_pins; /* deny exec rules likewise */
+	__u8 exec_memfd;    /* `allow exec memfd` */
+	__u8 in_use;	    /* slot taken (agent side only) */
+	__u16 exec_memfd_rule;
+	__u16 pad;
 	__u32 owner_pid; /* agent that streams this slot's events */
-	__u32 pad2;
 };
 _Static_assert(sizeof(struct bw_policy) == 16, "bw_policy size");
 
@@ -121,8 +124,12 @@ _Static_assert(sizeof(struct bw_path_rule) == 8, "bw_path_rule size");
 struct bw_inode_key {
 	__u64 ino;
 	__u32 dev; /* kernel dev_t of the super block: MAJOR << 20 | MINOR */
-	__u32 policy;
+	__u16 policy;
+	__u16 cat; /* BW_CAT_PIN_* */
 };
+
+#define BW_CAT_PIN_FILE 0
+#define BW_CAT_PIN_EXEC 1
 _Static_assert(sizeof(struct bw_inode_key) == 16, "bw_inode_key size");
 
 /*
@@ -157,6 +164,7 @@ enum bw_op {
 	BW_OP_CHMOD,
 	BW_OP_CHOWN,
 	BW_OP_UTIMES,
+	BW_OP_EXEC,
 	BW_OP_MAX,
 };
 
@@ -168,7 +176,12 @@ enum bw_op {
 
 #define BW_COMM_LEN 16
 
-/* Fixed head of every event; path bytes (path_len, no NUL) follow it. */
+/*
+ * Fixed head of every event; path bytes (path_len, no NUL) follow it, then
+ * for exec the first arguments, each NUL-terminated (args_len bytes).
+ */
+#define BW_EXEC_ARGS 4	      /* arguments recorded */
+#define BW_EXEC_ARG_LEN 128 /* bytes of each, NUL included */
 struct bw_event {
 	__u64 ts_boot_ns;
 	__u64 cgroup_id;
@@ -186,7 +199,7 @@ struct bw_event {
 	__u8 flags;    /* BW_EVF_* */
 	__u8 pad;
 	__u16 path_len;
-	__u16 pad2;
+	__u16 args_len; /* exec: NUL-terminated arguments after the path */
 	__u32 dev; /* with BW_EVF_FS_RELATIVE: the file system's dev_t */
 	char comm[BW_COMM_LEN];
 };

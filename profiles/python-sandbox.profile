@@ -36,9 +36,11 @@ deny file rw /root/**
 # rule above cannot expose it.
 deny file rw /root/.ssh/**
 
-# Programs and network: this version enforces file rules only, and `run`
-# refuses a profile with exec or net rules rather than ignore them. When they
-# are enforced, this profile will allow the interpreter only (python3 is a
-# symlink to it) and, as an example, one local service:
-#   allow exec /usr/bin/python3.11
+# Programs: the interpreter only (python3 is a symlink to it). No shell, no
+# other binary, no memfd execution.
+allow exec /usr/bin/python3.11
+
+# Network: this version does not enforce net rules yet, and `run` refuses a
+# profile with net rules rather than ignore them. When it does, this profile
+# will allow, as an example, one local service:
 #   allow net connect tcp localhost:8080

@@ -97,7 +97,7 @@ int cmd_status(int argc, char **argv)
 	      s->tp_attach_err ? strerror(-s->tp_attach_err) : "trial attach of cgroup_mkdir");
 	printf("enforcement:\n");
 	yesno("file rules", !why, why);
-	yesno("exec rules", 0, "not in this version");
+	yesno("exec rules", !why, why);
 	yesno("net rules", 0, "not in this version");
 	show_governed();
 	return why ? 3 : 0;

@@ -150,14 +150,15 @@ static void inherit(struct bw_file_entry *v, size_t n, struct bw_file_entry *e)
 	}
 }
 
-const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path)
+const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, size_t n,
+					      const char *path)
 {
 	const struct bw_file_entry *best = NULL;
 	size_t len = strlen(path), i;
 
 	/* Linear on purpose: this is the reference the kernel trie is tested against. */
-	for (i = 0; i < c->nfiles; i++) {
-		const struct bw_file_entry *e = &c->files[i];
+	for (i = 0; i < n; i++) {
+		const struct bw_file_entry *e = &v[i];
 		size_t kl = e->keylen;
 		int match;
 
@@ -171,23 +172,34 @@ const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, cons
 	return best;
 }
 
-struct bw_inode_pin bw_compiled_pin(const struct bw_compiled *c, const char *path, int dir)
+const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path)
+{
+	return bw_entries_lookup(c->files, c->nfiles, path);
+}
+
+static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, const char *path,
+				      int dir)
 {
 	struct bw_inode_pin pin = {};
 	const struct bw_file_entry *e;
 	char key[BW_KEY_PATH_MAX + 2];
 
-	e = bw_compiled_lookup(c, path);
+	e = bw_entries_lookup(v, n, path);
 	if (e)
 		pin.self = e->val;
 	if (dir) {
 		/* "P/" finds the subtree key of P itself, or the nearest above it. */
 		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
-		e = bw_compiled_lookup(c, key);
+		e = bw_entries_lookup(v, n, key);
 		if (e)
 			pin.below = e->val;
 	}
 	return pin;
+}
+
+struct bw_inode_pin bw_compiled_pin(const struct bw_compiled *c, const char *path, int dir)
+{
+	return pin_values(c->files, c->nfiles, path, dir);
 }
 
 static void merge_rule(struct bw_path_rule *into, const struct bw_path_rule *from)
@@ -228,38 +240,77 @@ void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from)
  * above an object is the most specific one, and so that attribute changes,
  * which come without a path, find the rule of the directory they are in.
  */
-static int add_pins(const struct bw_profile *p, struct bw_compiled *c)
+static int add_pins(const struct bw_profile *p, struct bw_compiled *c, enum bw_cat cat)
 {
-	size_t i, j;
+	const struct bw_file_entry *v = cat == BW_CAT_EXEC ? c->execs : c->files;
+	size_t n = cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
+	size_t i, j, first = c->npins;
 
-	c->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*c->pins));
-	if (!c->pins)
-		return -ENOMEM;
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 		struct bw_pin_req *pr;
 
-		if (r->cat != BW_CAT_FILE)
+		if (r->cat != cat || !r->file.path)
 			continue;
-		for (j = 0; j < c->npins; j++)
+		for (j = first; j < c->npins; j++)
 			if (!strcmp(c->pins[j].path, r->file.path))
 				break;
-		if (j == c->npins)
-			c->pins[c->npins++].path = r->file.path;
+		if (j == c->npins) {
+			c->pins[c->npins].path = r->file.path;
+			c->pins[c->npins++].cat = cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
+		}
 		pr = &c->pins[j];
 		pr->deny |= r->verdict == BW_RULE_DENY;
 		pr->subtree |= r->file.subtree && r->verdict == BW_RULE_DENY;
 		pr->dir |= r->file.subtree;
 	}
 	/* Values come from the trie: the same for every rule on one path. */
-	for (j = 0; j < c->npins; j++)
-		c->pins[j].pin = bw_compiled_pin(c, c->pins[j].path, c->pins[j].dir);
+	for (j = first; j < c->npins; j++)
+		c->pins[j].pin = pin_values(v, n, c->pins[j].path, c->pins[j].dir);
+	return 0;
+}
+
+/* The trie keys of one category (file or exec), folded and filled. */
+static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_file_entry **v,
+		      size_t *n, char *err, size_t errlen)
+{
+	size_t cap = 0, i;
+	int ret = 0;
+
+	for (i = 0; i < p->nrules; i++) {
+		const struct bw_rule *r = &p->rules[i];
+		/* Exec decisions live in the `r` slot of the values. */
+		unsigned access = cat == BW_CAT_EXEC ? BW_ACC_R : r->file.access;
+		__u16 id = (__u16)(i + 1);
+
+		if (r->cat != cat || !r->file.path)
+			continue;
+		if (r->file.subtree) {
+			ret = add_key(v, n, &cap, r->file.path, '/', access, r->verdict, id);
+			if (!ret && strcmp(r->file.path, "/"))
+				ret = add_key(v, n, &cap, r->file.path, '\0', access, r->verdict, id);
+		} else {
+			ret = add_key(v, n, &cap, r->file.path, '\0', access, r->verdict, id);
+		}
+		if (ret) {
+			snprintf(err, errlen, "%s:%d: cannot compile rule: %s", r->origin.file,
+				 r->origin.line, strerror(-ret));
+			return ret;
+		}
+	}
+	if (*n) {
+		/* merge() is order-independent, so qsort's instability does not matter. */
+		qsort(*v, *n, sizeof(**v), key_cmp);
+		*n = fold_equal(*v, *n);
+	}
+	for (i = 0; i < *n; i++)
+		inherit(*v, *n, &(*v)[i]);
 	return 0;
 }
 
 int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen)
 {
-	size_t cap = 0, i;
+	size_t i;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -270,45 +321,46 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
-		__u16 id = (__u16)(i + 1);
 
-		if (r->cat != BW_CAT_FILE) {
+		if (r->cat == BW_CAT_NET) {
 			snprintf(err, errlen,
-				 "%s:%d: %s rules are not enforced by this version yet; "
+				 "%s:%d: net rules are not enforced by this version yet; "
 				 "remove them or use `bpfwarden check` only",
-				 r->origin.file, r->origin.line,
-				 r->cat == BW_CAT_EXEC ? "exec" : "net");
+				 r->origin.file, r->origin.line);
 			ret = -EOPNOTSUPP;
 			goto err;
 		}
-		if (r->file.subtree) {
-			ret = add_key(&out->files, &out->nfiles, &cap, r->file.path, '/',
-				      r->file.access, r->verdict, id);
-			if (!ret && strcmp(r->file.path, "/"))
-				ret = add_key(&out->files, &out->nfiles, &cap, r->file.path, '\0',
-					      r->file.access, r->verdict, id);
-		} else {
-			ret = add_key(&out->files, &out->nfiles, &cap, r->file.path, '\0',
-				      r->file.access, r->verdict, id);
-		}
-		if (ret) {
-			snprintf(err, errlen, "%s:%d: cannot compile rule: %s", r->origin.file,
-				 r->origin.line, strerror(-ret));
-			goto err;
+		/* `memfd` is one object: deny wins, the earliest rule is reported. */
+		if (r->cat == BW_CAT_EXEC && r->file.memfd) {
+			if (r->verdict == BW_RULE_DENY) {
+				if (!out->policy.exec_memfd_rule || out->policy.exec_memfd)
+					out->policy.exec_memfd_rule = (__u16)(i + 1);
+				out->policy.exec_memfd = 0;
+				out->memfd_denied = 1;
+			} else if (!out->memfd_denied && !out->policy.exec_memfd) {
+				out->policy.exec_memfd = 1;
+				out->policy.exec_memfd_rule = (__u16)(i + 1);
+			}
 		}
 	}
-	if (out->nfiles) {
-		/* merge() is order-independent, so qsort's instability does not matter. */
-		qsort(out->files, out->nfiles, sizeof(*out->files), key_cmp);
-		out->nfiles = fold_equal(out->files, out->nfiles);
-	}
-	for (i = 0; i < out->nfiles; i++)
-		inherit(out->files, out->nfiles, &out->files[i]);
-	ret = add_pins(p, out);
+	ret = build_keys(p, BW_CAT_FILE, &out->files, &out->nfiles, err, errlen);
+	if (!ret)
+		ret = build_keys(p, BW_CAT_EXEC, &out->execs, &out->nexecs, err, errlen);
 	if (ret)
 		goto err;
-	for (i = 0; i < out->npins; i++)
-		out->policy.has_pins |= out->pins[i].deny;
+	out->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*out->pins));
+	if (!out->pins) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	add_pins(p, out, BW_CAT_FILE);
+	add_pins(p, out, BW_CAT_EXEC);
+	for (i = 0; i < out->npins; i++) {
+		if (out->pins[i].cat == BW_CAT_PIN_EXEC)
+			out->policy.has_exec_pins |= out->pins[i].deny;
+		else
+			out->policy.has_pins |= out->pins[i].deny;
+	}
 	return 0;
 err:
 	bw_compiled_free(out);
@@ -318,6 +370,7 @@ err:
 void bw_compiled_free(struct bw_compiled *c)
 {
 	free(c->files);
+	free(c->execs);
 	free(c->pins);
 	memset(c, 0, sizeof(*c));
 }

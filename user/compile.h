@@ -24,25 +24,31 @@ struct bw_pin_req {
 	int deny;    /* named by a deny rule */
 	int subtree; /* a subtree deny: scan it for files with other names */
 	int dir;     /* some rule on this path is a subtree rule */
+	int cat;     /* BW_CAT_PIN_FILE or BW_CAT_PIN_EXEC */
 };
 
 struct bw_compiled {
 	struct bw_policy policy;
-	struct bw_file_entry *files; /* sorted by key */
+	struct bw_file_entry *files; /* file rules, sorted by key */
 	size_t nfiles;
+	struct bw_file_entry *execs; /* exec rules (the `r` slot), sorted by key */
+	size_t nexecs;
+	int memfd_denied;
 	struct bw_pin_req *pins;
 	size_t npins;
 };
 
 /*
- * Compile the file rules of `p`. Rule ids are 1 + the index in p->rules.
- * Returns 0, or -ENOMEM, or -EOPNOTSUPP with `err` filled when the profile
- * uses what this build cannot enforce yet.
+ * Compile the file and exec rules of `p`. Rule ids are 1 + the index in
+ * p->rules. Returns 0, or -ENOMEM, or -EOPNOTSUPP with `err` filled when the
+ * profile uses what this build cannot enforce yet (net rules).
  */
 int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen);
 void bw_compiled_free(struct bw_compiled *c);
 
 /* The entry the kernel's longest-prefix lookup would return for `path`, or NULL. */
+const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, size_t n,
+					      const char *path);
 const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path);
 
 /* The pin values for an object at `path` (a directory's `below` if dir). */

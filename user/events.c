@@ -21,7 +21,7 @@ static const char *const op_names[BW_OP_MAX] = {
 	[BW_OP_RENAME_FROM] = "rename",	 [BW_OP_RENAME_TO] = "rename",
 	[BW_OP_LINK] = "link",		 [BW_OP_SYMLINK] = "symlink",
 	[BW_OP_CHMOD] = "chmod",	 [BW_OP_CHOWN] = "chown",
-	[BW_OP_UTIMES] = "utimes",
+	[BW_OP_UTIMES] = "utimes",	 [BW_OP_EXEC] = "exec",
 };
 
 const char *bw_op_name(unsigned op)
@@ -81,13 +81,15 @@ static void put_cgroup(struct jw *w, uint64_t id, const char *path)
 void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char *path,
 		     const char *exe, const char *cgroup_path, struct jw *w)
 {
-	char access[3] = "", rule[PATH_MAX + 16];
+	char access[4] = "", rule[PATH_MAX + 16];
 	int n = 0;
 
 	if (ev->access & BW_ACC_R)
 		access[n++] = 'r';
 	if (ev->access & BW_ACC_W)
 		access[n++] = 'w';
+	if (ev->access & BW_ACC_X)
+		access[n++] = 'x';
 	access[n] = '\0';
 	if (ev->rule && e->profile && ev->rule <= e->profile->nrules)
 		bw_origin_format(&e->profile->rules[ev->rule - 1].origin, rule, sizeof(rule));
@@ -114,6 +116,18 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 	jw_end(w);
 	jw_strn(w, "path", path, ev->path_len);
 	jw_str(w, "access", access);
+	if (ev->args_len) {
+		const char *a = path + ev->path_len, *end = a + ev->args_len;
+
+		jw_arr(w, "args");
+		while (a < end) {
+			size_t l = strnlen(a, end - a);
+
+			jw_strn(w, NULL, a, l);
+			a += l + 1;
+		}
+		jw_end_arr(w);
+	}
 	if (ev->op == BW_OP_RENAME_FROM || ev->op == BW_OP_RENAME_TO)
 		jw_str(w, "end", ev->op == BW_OP_RENAME_FROM ? "from" : "to");
 	jw_str(w, "profile", e->profile && e->profile->name ? e->profile->name : "");
@@ -194,7 +208,7 @@ static int handle(void *ctx, void *data, size_t size)
 	if (size < sizeof(head))
 		return 0;
 	memcpy(&head, data, sizeof(head)); /* the ring buffer is mapped read-only */
-	if (size < sizeof(head) + head.path_len)
+	if (size < sizeof(head) + head.path_len + head.args_len)
 		return 0;
 	path = (const char *)data + sizeof(*ev);
 	if (ev->flags & BW_EVF_FS_RELATIVE) {
@@ -202,7 +216,7 @@ static int handle(void *ctx, void *data, size_t size)
 		char mnt[PATH_MAX];
 		int n;
 
-		if (!mount_of_dev(ev->dev, mnt, sizeof(mnt))) {
+		if (!head.args_len && !mount_of_dev(ev->dev, mnt, sizeof(mnt))) {
 			n = snprintf(full, sizeof(full), "%s%.*s", mnt, (int)ev->path_len, path);
 			if (n > 1 && full[n - 1] == '/')
 				full[--n] = '\0';

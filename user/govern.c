@@ -32,8 +32,9 @@ int bw_slot_referenced(struct bw_maps *m, uint32_t slot)
 	return 0;
 }
 
-/* Delete every key of a map whose policy field (at offset) equals slot. */
-static void delete_policy_keys(int fd, size_t key_size, size_t offset, uint32_t slot)
+/* Delete every key of a map whose policy field (psize bytes at offset) equals slot. */
+static void delete_policy_keys(int fd, size_t key_size, size_t offset, size_t psize,
+			       uint32_t slot)
 {
 	char key[sizeof(struct bw_path_key)], next[sizeof(struct bw_path_key)];
 	char **dead = NULL;
@@ -41,11 +42,11 @@ static void delete_policy_keys(int fd, size_t key_size, size_t offset, uint32_t 
 	int first = 1;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
-		uint32_t policy;
+		uint32_t policy = 0;
 
 		first = 0;
 		memcpy(key, next, key_size);
-		memcpy(&policy, key + offset, sizeof(policy));
+		memcpy(&policy, key + offset, psize);
 		if (policy != slot)
 			continue;
 		if (n == cap) {
@@ -74,9 +75,11 @@ int bw_slot_release(struct bw_maps *m, uint32_t id)
 
 	bpf_map_delete_elem(m->rbufs, &id);
 	delete_policy_keys(m->file_rules, sizeof(struct bw_path_key),
-			   offsetof(struct bw_path_key, policy), id);
+			   offsetof(struct bw_path_key, policy), sizeof(__u32), id);
+	delete_policy_keys(m->exec_rules, sizeof(struct bw_path_key),
+			   offsetof(struct bw_path_key, policy), sizeof(__u32), id);
 	delete_policy_keys(m->inodes, sizeof(struct bw_inode_key),
-			   offsetof(struct bw_inode_key, policy), id);
+			   offsetof(struct bw_inode_key, policy), sizeof(__u16), id);
 	return bpf_map_update_elem(m->policies, &id, &empty, BPF_ANY) ? -errno : 0;
 }
 
@@ -96,27 +99,33 @@ static int slot_free(struct bw_maps *m, uint32_t id)
 	return 0;
 }
 
-static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
+static int write_keys(int fd, const struct bw_file_entry *v, size_t n, uint32_t id)
 {
 	size_t i;
 
-	for (i = 0; i < c->nfiles; i++) {
+	for (i = 0; i < n; i++) {
 		struct bw_path_key k = {};
 
 		k.policy = id;
-		k.prefixlen = (sizeof(k.policy) + c->files[i].keylen) * 8;
-		memcpy(k.path, c->files[i].key, c->files[i].keylen);
-		if (bpf_map_update_elem(m->file_rules, &k, &c->files[i].val, BPF_ANY)) {
+		k.prefixlen = (sizeof(k.policy) + v[i].keylen) * 8;
+		memcpy(k.path, v[i].key, v[i].keylen);
+		if (bpf_map_update_elem(fd, &k, &v[i].val, BPF_ANY)) {
 			int ret = -errno;
 
-			bw_err("cannot store file rule key %.*s: %s (the rule map holds %d keys "
+			bw_err("cannot store rule key %.*s: %s (the rule maps hold %d keys each "
 			       "for all loaded profiles)",
-			       (int)c->files[i].keylen, c->files[i].key, strerror(-ret),
-			       BW_MAX_FILE_KEYS);
+			       (int)v[i].keylen, v[i].key, strerror(-ret), BW_MAX_FILE_KEYS);
 			return ret;
 		}
 	}
 	return 0;
+}
+
+static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
+{
+	int ret = write_keys(m->file_rules, c->files, c->nfiles, id);
+
+	return ret ? ret : write_keys(m->exec_rules, c->execs, c->nexecs, id);
 }
 
 struct pin_set {
@@ -126,7 +135,7 @@ struct pin_set {
 	size_t deny; /* pins that come from deny rules */
 };
 
-static int pin_add(struct pin_set *ps, const struct stat *st, uint32_t policy,
+static int pin_add(struct pin_set *ps, const struct stat *st, uint32_t policy, int cat,
 		   const struct bw_inode_pin *pin)
 {
 	struct bw_inode_key k = {};
@@ -134,7 +143,8 @@ static int pin_add(struct pin_set *ps, const struct stat *st, uint32_t policy,
 
 	k.ino = st->st_ino;
 	k.dev = (major(st->st_dev) << 20) | minor(st->st_dev);
-	k.policy = policy;
+	k.policy = (__u16)policy;
+	k.cat = (__u16)cat;
 	for (i = 0; i < ps->n; i++) {
 		if (!memcmp(&ps->keys[i], &k, sizeof(k))) {
 			bw_pin_merge(&ps->pins[i], pin);
@@ -192,7 +202,7 @@ static int scan_links(struct pin_set *ps, const struct bw_compiled *c, uint32_t 
 		} else if (!S_ISLNK(st.st_mode) && st.st_nlink > 1) {
 			struct bw_inode_pin pin = bw_compiled_pin(c, path, 0);
 
-			ret = pin_add(ps, &st, policy, &pin);
+			ret = pin_add(ps, &st, policy, BW_CAT_PIN_FILE, &pin);
 		}
 		if (ret)
 			break;
@@ -221,7 +231,7 @@ static int add_mount_pins(struct pin_set *ps, const struct bw_compiled *c, uint3
 		pin = bw_compiled_pin(c, mnt, 1);
 		pin.self.flags |= BW_PIN_MOUNT;
 		pin.below.flags |= BW_PIN_MOUNT;
-		if (pin_add(ps, &st, policy, &pin))
+		if (pin_add(ps, &st, policy, BW_CAT_PIN_FILE, &pin))
 			break;
 	}
 	fclose(f);
@@ -241,10 +251,11 @@ static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 		/* A path that does not exist yet is still decided by its path rule. */
 		if (stat(c->pins[i].path, &st))
 			continue;
-		ret = pin_add(&ps, &st, id, &c->pins[i].pin);
+		ret = pin_add(&ps, &st, id, c->pins[i].cat, &c->pins[i].pin);
 		if (c->pins[i].deny)
 			ps.deny++;
-		if (!ret && c->pins[i].subtree && S_ISDIR(st.st_mode))
+		if (!ret && c->pins[i].cat == BW_CAT_PIN_FILE && c->pins[i].subtree &&
+		    S_ISDIR(st.st_mode))
 			ret = scan_links(&ps, c, id, c->pins[i].path, &budget);
 	}
 	slot->link_scan_incomplete = !budget;
@@ -295,7 +306,7 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	bw_slot_release(m, id);
 	pol.in_use = 1;
 	pol.owner_pid = getpid();
-	pol.has_pins = 0;
+	pol.has_pins = pol.has_exec_pins = 0;
 	ret = bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY) ? -errno : 0;
 	if (ret)
 		goto out;
@@ -304,7 +315,9 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 		ret = write_pins(m, c, id, slot, &deny_pins);
 	if (ret)
 		goto fail;
-	pol.has_pins = deny_pins > 0;
+	/* A deny rule whose path does not exist yet has no pin to walk to. */
+	pol.has_pins = c->policy.has_pins && deny_pins;
+	pol.has_exec_pins = c->policy.has_exec_pins && deny_pins;
 	if (bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY)) {
 		ret = -errno;
 		goto fail;

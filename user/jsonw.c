@@ -141,6 +141,19 @@ void jw_obj(struct jw *w, const char *k)
 	w->need_comma = 0;
 }
 
+void jw_arr(struct jw *w, const char *k)
+{
+	key(w, k);
+	putc_(w, '[');
+	w->need_comma = 0;
+}
+
+void jw_end_arr(struct jw *w)
+{
+	putc_(w, ']');
+	w->need_comma = 1;
+}
+
 void jw_strn(struct jw *w, const char *k, const char *s, size_t n)
 {
 	key(w, k);

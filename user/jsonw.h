@@ -24,6 +24,8 @@ void jw_free(struct jw *w);
 void jw_begin(struct jw *w);		    /* { */
 void jw_end(struct jw *w);		    /* } */
 void jw_obj(struct jw *w, const char *key); /* "key":{ */
+void jw_arr(struct jw *w, const char *key); /* "key":[ ; values take a NULL key */
+void jw_end_arr(struct jw *w);		    /* ] */
 void jw_str(struct jw *w, const char *key, const char *s);
 void jw_strn(struct jw *w, const char *key, const char *s, size_t n);
 void jw_u64(struct jw *w, const char *key, uint64_t v);

@@ -17,6 +17,7 @@
 #include "loader.h"
 #include "util.h"
 #include "cgroup.skel.h"
+#include "exec.skel.h"
 #include "file.skel.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -165,6 +166,31 @@ out:
 	return ret;
 }
 
+static int load_exec_obj(void)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
+	struct exec_bpf *skel;
+	int ret;
+
+	skel = exec_bpf__open_opts(&opts);
+	if (!skel)
+		return -errno;
+	if (all_pinned(skel->obj)) {
+		ret = 0;
+		goto out;
+	}
+	ret = exec_bpf__load(skel);
+	if (ret) {
+		bw_err("cannot load the exec hook: %s (run with -v for the verifier log)",
+		       strerror(-ret));
+		goto out;
+	}
+	ret = attach_missing(skel->obj);
+out:
+	exec_bpf__destroy(skel);
+	return ret;
+}
+
 int bw_lock(struct bw_maps *m)
 {
 	if (m->lock_fd < 0) {
@@ -199,6 +225,7 @@ int bw_open_pinned(struct bw_maps *m)
 	} maps[] = {
 		{&m->cgroups, "bw_cgroups"},	 {&m->policies, "bw_policies"},
 		{&m->file_rules, "bw_file_rules"}, {&m->inodes, "bw_inodes"},
+		{&m->exec_rules, "bw_exec_rules"},
 		{&m->rbufs, "bw_rbufs"},		 {&m->counters, "bw_counters"},
 		{&m->pinbits, "bw_pinbits"},
 	};
@@ -230,6 +257,8 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 	ret = load_cgroup_obj();
 	if (!ret && want_lsm)
 		ret = load_file_obj();
+	if (!ret && want_lsm)
+		ret = load_exec_obj();
 	if (!ret) {
 		ret = bw_open_pinned(m);
 		if (ret)
@@ -242,7 +271,7 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups, &m->policies, &m->file_rules, &m->inodes,
+	int *fds[] = {&m->cgroups, &m->policies, &m->file_rules, &m->exec_rules, &m->inodes,
 		      &m->rbufs,   &m->counters, &m->pinbits};
 	size_t i;
 

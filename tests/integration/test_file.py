@@ -120,7 +120,7 @@ def test_default_allow_and_default_deny():
     r = expect_ops(p, [(("read", S + "/a"), EACCES), (("read", "/etc/hostname"), EACCES)])
     expect_denials(r, [("open", S + "/a", "r", "default"), ("open", "/etc/hostname", "r", "default")])
     # A category default only covers its category.
-    p = profile("default allow file\ndefault deny exec\ndefault deny net\n")
+    p = profile("default allow file\ndefault allow exec\ndefault deny net\n")
     expect_ops(p, [(("read", S + "/a"), "OK")])
 
 

@@ -129,14 +129,44 @@ START_TEST(defaults_and_on_deny)
 }
 END_TEST
 
-START_TEST(exec_and_net_rules_refused)
+START_TEST(net_rules_refused)
 {
 	char err[256] = "";
 
-	ck_assert_int_eq(compile_text("profile t\nallow exec /usr/bin/true\n", err, sizeof(err)),
+	ck_assert_int_eq(compile_text("profile t\nallow net connect tcp 127.0.0.1:80\n", err,
+				      sizeof(err)),
 			 -EOPNOTSUPP);
 	ck_assert_ptr_nonnull(strstr(err, "t.profile:2"));
-	ck_assert_ptr_nonnull(strstr(err, "exec rules are not enforced"));
+	ck_assert_ptr_nonnull(strstr(err, "net rules are not enforced"));
+}
+END_TEST
+
+START_TEST(exec_rules_and_memfd)
+{
+	char err[256];
+	const struct bw_file_entry *e;
+	size_t i;
+	int pinned = 0;
+
+	ck_assert_int_eq(compile_text("profile t\nallow exec /usr/bin/**\ndeny exec /usr/bin/id\n"
+				      "allow exec memfd\nallow file r /usr/bin/id\n",
+				      err, sizeof(err)),
+			 0);
+	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/bin/true");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->val.verdict_r, BW_V_ALLOW);
+	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/bin/id");
+	ck_assert_uint_eq(e->val.verdict_r, BW_V_DENY);
+	ck_assert_uint_eq(e->val.rule_r, 2);
+	/* exec and file rules do not mix */
+	ck_assert_uint_eq(lookup("/usr/bin/id")->verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(comp.policy.exec_memfd, 1);
+	ck_assert_uint_eq(comp.policy.exec_memfd_rule, 3);
+	ck_assert_uint_eq(comp.policy.has_exec_pins, 1);
+	ck_assert_uint_eq(comp.policy.has_pins, 0);
+	for (i = 0; i < comp.npins; i++)
+		pinned += comp.pins[i].cat == BW_CAT_PIN_EXEC && comp.pins[i].deny;
+	ck_assert_int_eq(pinned, 1);
 }
 END_TEST
 
@@ -202,7 +232,8 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, deny_wins_ties_and_first_rule_reported);
 	tcase_add_test(tc, root_subtree);
 	tcase_add_test(tc, defaults_and_on_deny);
-	tcase_add_test(tc, exec_and_net_rules_refused);
+	tcase_add_test(tc, net_rules_refused);
+	tcase_add_test(tc, exec_rules_and_memfd);
 	tcase_add_test(tc, pins_carry_trie_values);
 	tcase_add_test(tc, pin_merge_rule_beats_mount);
 	suite_add_tcase(s, tc);

@@ -86,8 +86,8 @@ START_TEST(python_sandbox)
 		ck_assert_int_eq(rule->net.port_lo, 8080);
 		ck_assert_int_eq(rule->net.port_hi, 8080);
 	}
-	/* exec and net rules stay commented out until they are enforced: `run` refuses them. */
-	ck_assert_uint_eq(nexec, 0);
+	/* net rules stay commented out until they are enforced: `run` refuses them. */
+	ck_assert_uint_eq(nexec, 1);
 	ck_assert_uint_eq(nnet, 0);
 	parsed_free(&r);
 }

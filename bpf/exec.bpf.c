@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Exec enforcement on bprm_check_security, which the kernel calls for the
+ * file really being executed by every route: execve and execveat (including
+ * fexecve, execveat(fd, "", AT_EMPTY_PATH)), and again for a script's
+ * interpreter, so that script and interpreter must both be allowed. The
+ * dynamic loader run directly (`ld.so /path/prog`) is an exec of the loader:
+ * refused unless the profile allows the loader's own path. A memfd or other
+ * file without a path runs only under `allow exec memfd`.
+ *
+ * Processes outside every governed cgroup cost one hash lookup; for governed
+ * ones every internal failure fails closed (-EACCES).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#define BW_WITH_EXEC_ARGS
+#include "bpfwarden.h"
+#include "maps.bpf.h"
+#include "path.bpf.h"
+#include "decide.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define NR_execve 59
+#define NR_execveat 322
+
+/*
+ * The first arguments, for the event. During bprm_check the caller's memory
+ * is still mapped, so they are read from the argv it passed to the syscall
+ * (its registers at entry), after the path at s->evpath[path_len].
+ */
+static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	const char *const *argv;
+	__u32 off = path_len, i;
+	long nr, n;
+
+	if (path_len > BW_PATH_BUF - BW_EXEC_ARGS * BW_EXEC_ARG_LEN)
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr == NR_execve)
+		argv = (const char *const *)BPF_CORE_READ(regs, si);
+	else if (nr == NR_execveat)
+		argv = (const char *const *)BPF_CORE_READ(regs, dx);
+	else
+		return 0;
+	for (i = 0; i < BW_EXEC_ARGS; i++) {
+		const char *arg = NULL;
+
+		if (bpf_probe_read_user(&arg, sizeof(arg), &argv[i]) || !arg)
+			break;
+		n = bpf_probe_read_user_str(&s->evpath[off & BW_BUF_MASK], BW_EXEC_ARG_LEN, arg);
+		if (n <= 0)
+			break;
+		off += n;
+	}
+	return off - path_len;
+}
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
+{
+	struct bw_cgroup *cg;
+	struct bw_scratch *s;
+	struct file *file;
+	__u32 zero = 0, flags = 0, len;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	cgid = bpf_get_current_cgroup_id();
+	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!cg)
+		return 0;
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!s)
+		return -EACCES;
+	file = bprm->file;
+	len = bw_path_of_file(s, file, &flags);
+	return bw_decide(s, cgid, cg, &bw_exec_rules, BW_CAT_PIN_EXEC, file->f_path.dentry, true,
+			 len, flags, BW_OP_EXEC, BW_ACC_X);
+}
