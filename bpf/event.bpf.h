@@ -12,11 +12,6 @@
 #include "maps.bpf.h"
 #include "path.bpf.h"
 
-static __always_inline struct bw_counters *bw_counters_of(__u32 policy)
-{
-	return bpf_map_lookup_elem(&bw_counters, &policy);
-}
-
 /* Fill s->ev for the current task; the path is copied by the caller. */
 static __always_inline void bw_event_fill(struct bw_scratch *s, __u64 cgid, __u32 policy,
 					  __u8 type, __u8 op, __u8 decision, __u8 access,

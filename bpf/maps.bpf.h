@@ -46,6 +46,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_exec_rules SEC(".maps");
 
+/* Network rules of every policy (include/bpfwarden.h explains the layout). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, BW_MAX_NET_KEYS);
+	__type(key, struct bw_net_key);
+	__type(value, struct bw_net_value);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_net_rules SEC(".maps");
+
 /* Objects of deny rules by device and inode, whatever name reaches them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,5 +95,10 @@ struct {
 	__type(value, struct bw_counters);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_counters SEC(".maps");
+
+static __always_inline struct bw_counters *bw_counters_of(__u32 policy)
+{
+	return bpf_map_lookup_elem(&bw_counters, &policy);
+}
 
 #endif /* BW_MAPS_BPF_H */

@@ -27,7 +27,8 @@
 /* Profiles loaded at once (one policy slot each) and cgroups governed. */
 #define BW_MAX_POLICIES 64
 #define BW_MAX_CGROUPS 8192
-/* Trie entries (each subtree rule takes two) and pinned deny inodes, all profiles. */
+/* Trie entries (each subtree rule takes two), net keys and pinned deny inodes, all profiles. */
+#define BW_MAX_NET_KEYS 16384
 #define BW_MAX_FILE_KEYS 131072
 #define BW_MAX_INODE_PINS 16384
 /*
@@ -144,6 +145,57 @@ struct bw_inode_pin {
 };
 _Static_assert(sizeof(struct bw_inode_pin) == 16, "bw_inode_pin size");
 
+/*
+ * Network rules: an LPM trie over (policy, operation, protocol, address),
+ * every address in IPv6 form (IPv4 as ::ffff:a.b.c.d), so one lookup finds
+ * the narrowest prefix for both families and an IPv4-mapped destination
+ * meets its IPv4 rules. Its value lists port ranges, most specific first:
+ * the key's own (narrowest range first, deny first at equal width), then
+ * those inherited from shorter prefixes. The first range holding the port
+ * decides.
+ */
+#define BW_NET_RANGES 16
+
+enum bw_net_op_kind {
+	BW_NOP_CONNECT = 1, /* connect(2), and TCP Fast Open and io_uring connects */
+	BW_NOP_BIND = 2,
+	BW_NOP_SENDMSG = 3, /* a UDP datagram's destination: decided by connect rules */
+};
+
+struct bw_net_key {
+	__u32 prefixlen; /* bits: 32 policy + 32 op/proto + address prefix */
+	__u32 policy;
+	__u8 op;    /* BW_NOP_CONNECT or BW_NOP_BIND */
+	__u8 proto; /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 pad[2];
+	__u8 addr[16];
+};
+_Static_assert(sizeof(struct bw_net_key) == 28, "bw_net_key size");
+
+struct bw_port_range {
+	__u16 lo, hi;
+	__u16 rule;
+	__u8 verdict; /* enum bw_verdict */
+	__u8 pad;
+};
+_Static_assert(sizeof(struct bw_port_range) == 8, "bw_port_range size");
+
+struct bw_net_value {
+	__u32 n;
+	__u32 pad;
+	struct bw_port_range r[BW_NET_RANGES];
+};
+_Static_assert(sizeof(struct bw_net_value) == 136, "bw_net_value size");
+
+/* The object of a network event, in the path bytes of struct bw_event. */
+struct bw_net_obj {
+	__u8 addr[16]; /* as decided: IPv6 form, IPv4 mapped */
+	__u16 port;    /* host order */
+	__u8 family;   /* 4 or 6: the socket's family */
+	__u8 proto;
+};
+_Static_assert(sizeof(struct bw_net_obj) == 20, "bw_net_obj size");
+
 enum bw_event_type {
 	BW_EV_DENY = 1,
 	BW_EV_AUDIT = 2,
@@ -165,6 +217,9 @@ enum bw_op {
 	BW_OP_CHOWN,
 	BW_OP_UTIMES,
 	BW_OP_EXEC,
+	BW_OP_CONNECT,
+	BW_OP_BIND,
+	BW_OP_SENDMSG,
 	BW_OP_MAX,
 };
 

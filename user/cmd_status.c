@@ -98,7 +98,9 @@ int cmd_status(int argc, char **argv)
 	printf("enforcement:\n");
 	yesno("file rules", !why, why);
 	yesno("exec rules", !why, why);
-	yesno("net rules", 0, "not in this version");
+	yesno("net rules (tcp, udp)", !s->tp_attach_err && s->cgroup2,
+	      "cgroup connect/sendmsg/bind programs, with or without BPF LSM");
+	yesno("net rules (unix, raw)", 0, "not in this version");
 	show_governed();
 	return why ? 3 : 0;
 }

@@ -308,6 +308,188 @@ static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_fil
 	return 0;
 }
 
+/* Does the prefix (a, plen) contain the address b? */
+static int prefix_has(const uint8_t *a, int plen, const uint8_t *b)
+{
+	int full = plen / 8, rest = plen % 8;
+
+	if (memcmp(a, b, full))
+		return 0;
+	return !rest || ((a[full] ^ b[full]) & (0xff << (8 - rest))) == 0;
+}
+
+static int range_cmp(const void *x, const void *y)
+{
+	const struct bw_port_range *a = x, *b = y;
+	unsigned wa = a->hi - a->lo, wb = b->hi - b->lo;
+
+	if (wa != wb)
+		return wa < wb ? -1 : 1;
+	if (a->verdict != b->verdict)
+		return a->verdict == BW_V_DENY ? -1 : 1;
+	return (int)a->rule - (int)b->rule;
+}
+
+static int net_add(struct bw_compiled *c, size_t *cap, int op, int proto, const uint8_t *addr,
+		   int plen, const struct bw_rule *r, __u16 id)
+{
+	struct bw_net_entry *e = NULL;
+	struct bw_port_range *pr;
+	size_t i;
+
+	for (i = 0; i < c->nnets; i++) {
+		struct bw_net_entry *x = &c->nets[i];
+
+		if (x->key.op == op && x->key.proto == proto && x->key.prefixlen == (unsigned)plen &&
+		    !memcmp(x->key.addr, addr, 16)) {
+			e = x;
+			break;
+		}
+	}
+	if (!e) {
+		if (c->nnets == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 16;
+			struct bw_net_entry *nv = realloc(c->nets, ncap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			c->nets = nv;
+			*cap = ncap;
+		}
+		e = &c->nets[c->nnets++];
+		memset(e, 0, sizeof(*e));
+		e->key.op = op;
+		e->key.proto = proto;
+		e->key.prefixlen = plen; /* address bits only until stored */
+		memcpy(e->key.addr, addr, 16);
+	}
+	if (e->own.n == BW_NET_RANGES)
+		return -E2BIG;
+	pr = &e->own.r[e->own.n++];
+	pr->lo = r->net.port_lo;
+	pr->hi = r->net.port_hi;
+	pr->rule = id;
+	pr->verdict = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+	return 0;
+}
+
+static int net_entry_cmp_plen_desc(const void *x, const void *y)
+{
+	const struct bw_net_entry *const *a = x, *const *b = y;
+
+	return (int)(*b)->key.prefixlen - (int)(*a)->key.prefixlen;
+}
+
+/*
+ * Network rules: keys per (op, proto, prefix) with their own port ranges;
+ * then each key's list gets the ranges of every shorter prefix containing it,
+ * nearest first, so the kernel's first matching range is the most specific.
+ */
+static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *err, size_t errlen)
+{
+	static const uint8_t mapped_lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 0};
+	static const uint8_t lo6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	size_t cap = 0, i, j;
+	int ret = 0;
+
+	for (i = 0; i < p->nrules && !ret; i++) {
+		const struct bw_rule *r = &p->rules[i];
+		int op, proto;
+		uint8_t addr[16] = {0};
+		__u16 id = (__u16)(i + 1);
+
+		if (r->cat != BW_CAT_NET)
+			continue;
+		if (r->net.proto == BW_NET_UNIX) {
+			snprintf(err, errlen,
+				 "%s:%d: unix socket rules are not enforced by this version yet; "
+				 "remove them or use `bpfwarden check` only",
+				 r->origin.file, r->origin.line);
+			return -EOPNOTSUPP;
+		}
+		op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
+		proto = r->net.proto == BW_NET_UDP ? 17 : 6;
+		if (r->net.localhost) {
+			ret = net_add(c, &cap, op, proto, mapped_lo, 104, r, id);
+			if (!ret)
+				ret = net_add(c, &cap, op, proto, lo6, 128, r, id);
+		} else if (r->net.family == 4) {
+			addr[10] = addr[11] = 0xff;
+			memcpy(addr + 12, r->net.addr, 4);
+			ret = net_add(c, &cap, op, proto, addr, 96 + r->net.prefixlen, r, id);
+		} else if (r->net.family == 6) {
+			ret = net_add(c, &cap, op, proto, r->net.addr, r->net.prefixlen, r, id);
+		} else {
+			ret = net_add(c, &cap, op, proto, addr, 0, r, id);
+		}
+		if (ret == -E2BIG)
+			snprintf(err, errlen, "%s:%d: more than %d port ranges on one address prefix",
+				 r->origin.file, r->origin.line, BW_NET_RANGES);
+	}
+	if (ret)
+		return ret;
+	for (i = 0; i < c->nnets; i++) {
+		struct bw_net_entry *e = &c->nets[i], **anc;
+		size_t na = 0;
+
+		qsort(e->own.r, e->own.n, sizeof(e->own.r[0]), range_cmp);
+		anc = calloc(c->nnets, sizeof(*anc));
+		if (!anc)
+			return -ENOMEM;
+		for (j = 0; j < c->nnets; j++) {
+			struct bw_net_entry *a = &c->nets[j];
+
+			if (a != e && a->key.op == e->key.op && a->key.proto == e->key.proto &&
+			    a->key.prefixlen < e->key.prefixlen &&
+			    prefix_has(a->key.addr, a->key.prefixlen, e->key.addr))
+				anc[na++] = a;
+		}
+		qsort(anc, na, sizeof(*anc), net_entry_cmp_plen_desc);
+		e->val = e->own;
+		for (j = 0; j < na && !ret; j++) {
+			struct bw_net_value own = anc[j]->own;
+			size_t k;
+
+			qsort(own.r, own.n, sizeof(own.r[0]), range_cmp);
+			for (k = 0; k < own.n; k++) {
+				if (e->val.n == BW_NET_RANGES) {
+					snprintf(err, errlen,
+						 "more than %d port ranges apply to one address prefix "
+						 "(with those of the prefixes around it)",
+						 BW_NET_RANGES);
+					ret = -E2BIG;
+					break;
+				}
+				e->val.r[e->val.n++] = own.r[k];
+			}
+		}
+		free(anc);
+	}
+	return ret;
+}
+
+const struct bw_port_range *bw_net_lookup(const struct bw_compiled *c, int op, int proto,
+					  const uint8_t addr[16], uint16_t port)
+{
+	const struct bw_net_entry *best = NULL;
+	size_t i, k;
+
+	for (i = 0; i < c->nnets; i++) {
+		const struct bw_net_entry *e = &c->nets[i];
+
+		if (e->key.op == op && e->key.proto == proto &&
+		    prefix_has(e->key.addr, e->key.prefixlen, addr) &&
+		    (!best || e->key.prefixlen > best->key.prefixlen))
+			best = e;
+	}
+	if (!best)
+		return NULL;
+	for (k = 0; k < best->val.n; k++)
+		if (port >= best->val.r[k].lo && port <= best->val.r[k].hi)
+			return &best->val.r[k];
+	return NULL;
+}
+
 int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen)
 {
 	size_t i;
@@ -322,14 +504,6 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 
-		if (r->cat == BW_CAT_NET) {
-			snprintf(err, errlen,
-				 "%s:%d: net rules are not enforced by this version yet; "
-				 "remove them or use `bpfwarden check` only",
-				 r->origin.file, r->origin.line);
-			ret = -EOPNOTSUPP;
-			goto err;
-		}
 		/* `memfd` is one object: deny wins, the earliest rule is reported. */
 		if (r->cat == BW_CAT_EXEC && r->file.memfd) {
 			if (r->verdict == BW_RULE_DENY) {
@@ -346,6 +520,8 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	ret = build_keys(p, BW_CAT_FILE, &out->files, &out->nfiles, err, errlen);
 	if (!ret)
 		ret = build_keys(p, BW_CAT_EXEC, &out->execs, &out->nexecs, err, errlen);
+	if (!ret)
+		ret = build_net(p, out, err, errlen);
 	if (ret)
 		goto err;
 	out->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*out->pins));
@@ -371,6 +547,7 @@ void bw_compiled_free(struct bw_compiled *c)
 {
 	free(c->files);
 	free(c->execs);
+	free(c->nets);
 	free(c->pins);
 	memset(c, 0, sizeof(*c));
 }

@@ -7,6 +7,7 @@
 #define BW_COMPILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "bpfwarden.h"
 #include "profile.h"
 
@@ -27,6 +28,13 @@ struct bw_pin_req {
 	int cat;     /* BW_CAT_PIN_FILE or BW_CAT_PIN_EXEC */
 };
 
+/* One net trie entry (the policy id is added when it is stored). */
+struct bw_net_entry {
+	struct bw_net_key key;
+	struct bw_net_value val;
+	struct bw_net_value own; /* this prefix's own ranges, before inheritance */
+};
+
 struct bw_compiled {
 	struct bw_policy policy;
 	struct bw_file_entry *files; /* file rules, sorted by key */
@@ -34,14 +42,16 @@ struct bw_compiled {
 	struct bw_file_entry *execs; /* exec rules (the `r` slot), sorted by key */
 	size_t nexecs;
 	int memfd_denied;
+	struct bw_net_entry *nets;
+	size_t nnets;
 	struct bw_pin_req *pins;
 	size_t npins;
 };
 
 /*
- * Compile the file and exec rules of `p`. Rule ids are 1 + the index in
- * p->rules. Returns 0, or -ENOMEM, or -EOPNOTSUPP with `err` filled when the
- * profile uses what this build cannot enforce yet (net rules).
+ * Compile the file, exec and net rules of `p`. Rule ids are 1 + the index in
+ * p->rules. Returns 0, or -ENOMEM, -E2BIG, or -EOPNOTSUPP with `err` filled
+ * when the profile uses what this build cannot enforce yet (unix rules).
  */
 int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen);
 void bw_compiled_free(struct bw_compiled *c);
@@ -53,6 +63,10 @@ const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, cons
 
 /* The pin values for an object at `path` (a directory's `below` if dir). */
 struct bw_inode_pin bw_compiled_pin(const struct bw_compiled *c, const char *path, int dir);
+
+/* The port range the kernel would pick for a destination, or NULL (net unit tests). */
+const struct bw_port_range *bw_net_lookup(const struct bw_compiled *c, int op, int proto,
+					  const uint8_t addr[16], uint16_t port);
 
 /* Combine two pins of one inode: a rule's pin beats a mount's, then deny wins. */
 void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from);

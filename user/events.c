@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@ static const char *const op_names[BW_OP_MAX] = {
 	[BW_OP_LINK] = "link",		 [BW_OP_SYMLINK] = "symlink",
 	[BW_OP_CHMOD] = "chmod",	 [BW_OP_CHOWN] = "chown",
 	[BW_OP_UTIMES] = "utimes",	 [BW_OP_EXEC] = "exec",
+	[BW_OP_CONNECT] = "connect",	 [BW_OP_BIND] = "bind",
+	[BW_OP_SENDMSG] = "sendmsg",
 };
 
 const char *bw_op_name(unsigned op)
@@ -78,6 +81,27 @@ static void put_cgroup(struct jw *w, uint64_t id, const char *path)
 	jw_end(w);
 }
 
+/* family, proto, addr and port of a network event (struct bw_net_obj). */
+static void put_net(struct jw *w, const char *data, size_t len)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	struct bw_net_obj o;
+	char addr[INET6_ADDRSTRLEN];
+
+	if (len < sizeof(o))
+		return;
+	memcpy(&o, data, sizeof(o));
+	jw_str(w, "family", o.family == 6 ? "ipv6" : "ipv4");
+	jw_str(w, "proto", o.proto == 17 ? "udp" : "tcp");
+	/* The address the rules were matched against: IPv4, or mapped IPv4, as a.b.c.d. */
+	if (!memcmp(o.addr, mapped, sizeof(mapped)))
+		inet_ntop(AF_INET, o.addr + 12, addr, sizeof(addr));
+	else
+		inet_ntop(AF_INET6, o.addr, addr, sizeof(addr));
+	jw_str(w, "addr", addr);
+	jw_u64(w, "port", o.port);
+}
+
 void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char *path,
 		     const char *exe, const char *cgroup_path, struct jw *w)
 {
@@ -114,8 +138,12 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 	jw_strn(w, "comm", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
 	jw_str(w, "exe", exe);
 	jw_end(w);
-	jw_strn(w, "path", path, ev->path_len);
-	jw_str(w, "access", access);
+	if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
+		put_net(w, path, ev->path_len);
+	} else {
+		jw_strn(w, "path", path, ev->path_len);
+		jw_str(w, "access", access);
+	}
 	if (ev->args_len) {
 		const char *a = path + ev->path_len, *end = a + ev->args_len;
 

@@ -78,6 +78,8 @@ int bw_slot_release(struct bw_maps *m, uint32_t id)
 			   offsetof(struct bw_path_key, policy), sizeof(__u32), id);
 	delete_policy_keys(m->exec_rules, sizeof(struct bw_path_key),
 			   offsetof(struct bw_path_key, policy), sizeof(__u32), id);
+	delete_policy_keys(m->net_rules, sizeof(struct bw_net_key),
+			   offsetof(struct bw_net_key, policy), sizeof(__u32), id);
 	delete_policy_keys(m->inodes, sizeof(struct bw_inode_key),
 			   offsetof(struct bw_inode_key, policy), sizeof(__u16), id);
 	return bpf_map_update_elem(m->policies, &id, &empty, BPF_ANY) ? -errno : 0;
@@ -121,11 +123,34 @@ static int write_keys(int fd, const struct bw_file_entry *v, size_t n, uint32_t 
 	return 0;
 }
 
+static int write_net(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < c->nnets; i++) {
+		struct bw_net_key k = c->nets[i].key;
+
+		k.policy = id;
+		k.prefixlen = 64 + c->nets[i].key.prefixlen;
+		if (bpf_map_update_elem(m->net_rules, &k, &c->nets[i].val, BPF_ANY)) {
+			int ret = -errno;
+
+			bw_err("cannot store a network rule: %s (at most %d keys for all loaded "
+			       "profiles)",
+			       strerror(-ret), BW_MAX_NET_KEYS);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
 {
 	int ret = write_keys(m->file_rules, c->files, c->nfiles, id);
 
-	return ret ? ret : write_keys(m->exec_rules, c->execs, c->nexecs, id);
+	if (!ret)
+		ret = write_keys(m->exec_rules, c->execs, c->nexecs, id);
+	return ret ? ret : write_net(m, c, id);
 }
 
 struct pin_set {
@@ -259,7 +284,7 @@ static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 			ret = scan_links(&ps, c, id, c->pins[i].path, &budget);
 	}
 	slot->link_scan_incomplete = !budget;
-	if (!ret)
+	if (!ret && c->nfiles)
 		ret = add_mount_pins(&ps, c, id);
 	for (i = 0; i < ps.n && !ret; i++) {
 		/* The bit first: a pin the kernel's bitmap test skips would not count. */

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,7 +19,9 @@
 #include "loader.h"
 #include "util.h"
 #include "cgroup.skel.h"
+#include "cgroup.h"
 #include "exec.skel.h"
+#include "net.skel.h"
 #include "file.skel.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -50,8 +54,12 @@ mkdirs:
 	return 0;
 }
 
-/* Attach and pin each program of obj that has no pinned link yet. */
-static int attach_missing(struct bpf_object *obj)
+/*
+ * Attach and pin each program of obj that has no pinned link yet. cgroup
+ * programs go on the cgroup2 root (cg_fd): they see every process and find
+ * the governing policy themselves, like the LSM programs.
+ */
+static int attach_missing(struct bpf_object *obj, int cg_fd)
 {
 	struct bpf_program *prog;
 
@@ -66,7 +74,10 @@ static int attach_missing(struct bpf_object *obj)
 		snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", bpf_program__name(prog));
 		if (!access(pin, F_OK))
 			continue;
-		link = bpf_program__attach(prog);
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK_ADDR)
+			link = bpf_program__attach_cgroup(prog, cg_fd);
+		else
+			link = bpf_program__attach(prog);
 		if (!link) {
 			ret = -errno;
 			bw_err("cannot attach %s: %s", bpf_program__name(prog), strerror(-ret));
@@ -119,7 +130,7 @@ static int load_cgroup_obj(void)
 		       strerror(-ret));
 		goto out;
 	}
-	ret = attach_missing(skel->obj);
+	ret = attach_missing(skel->obj, -1);
 out:
 	cgroup_bpf__destroy(skel);
 	return ret;
@@ -160,7 +171,7 @@ static int load_file_obj(void)
 		       strerror(-ret));
 		goto out;
 	}
-	ret = attach_missing(skel->obj);
+	ret = attach_missing(skel->obj, -1);
 out:
 	file_bpf__destroy(skel);
 	return ret;
@@ -185,9 +196,46 @@ static int load_exec_obj(void)
 		       strerror(-ret));
 		goto out;
 	}
-	ret = attach_missing(skel->obj);
+	ret = attach_missing(skel->obj, -1);
 out:
 	exec_bpf__destroy(skel);
+	return ret;
+}
+
+static int load_net_obj(void)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
+	char root[PATH_MAX];
+	struct net_bpf *skel;
+	int ret, cg_fd = -1;
+
+	skel = net_bpf__open_opts(&opts);
+	if (!skel)
+		return -errno;
+	if (all_pinned(skel->obj)) {
+		ret = 0;
+		goto out;
+	}
+	ret = bw_cgroup_root(root, sizeof(root));
+	if (!ret) {
+		cg_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ret = cg_fd < 0 ? -errno : 0;
+	}
+	if (ret) {
+		bw_err("cannot open the cgroup2 root for the network programs: %s", strerror(-ret));
+		goto out;
+	}
+	ret = net_bpf__load(skel);
+	if (ret) {
+		bw_err("cannot load the network programs: %s (run with -v for the verifier log)",
+		       strerror(-ret));
+		goto out;
+	}
+	ret = attach_missing(skel->obj, cg_fd);
+out:
+	if (cg_fd >= 0)
+		close(cg_fd);
+	net_bpf__destroy(skel);
 	return ret;
 }
 
@@ -225,7 +273,7 @@ int bw_open_pinned(struct bw_maps *m)
 	} maps[] = {
 		{&m->cgroups, "bw_cgroups"},	 {&m->policies, "bw_policies"},
 		{&m->file_rules, "bw_file_rules"}, {&m->inodes, "bw_inodes"},
-		{&m->exec_rules, "bw_exec_rules"},
+		{&m->exec_rules, "bw_exec_rules"},	 {&m->net_rules, "bw_net_rules"},
 		{&m->rbufs, "bw_rbufs"},		 {&m->counters, "bw_counters"},
 		{&m->pinbits, "bw_pinbits"},
 	};
@@ -243,6 +291,108 @@ int bw_open_pinned(struct bw_maps *m)
 	return 0;
 }
 
+/* FNV-1a over the BPF objects this agent carries: their version. */
+static uint64_t objects_hash(void)
+{
+	const void *(*objs[])(size_t *) = {cgroup_bpf__elf_bytes, net_bpf__elf_bytes,
+					   file_bpf__elf_bytes, exec_bpf__elf_bytes};
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i, j, sz;
+
+	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		const unsigned char *b = objs[i](&sz);
+
+		for (j = 0; j < sz; j++)
+			h = (h ^ b[j]) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static int unpin_all(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			unpin_all(path);
+		else
+			unlink(path);
+	}
+	closedir(d);
+	return rmdir(dir) ? -errno : 0;
+}
+
+static bool any_links(void)
+{
+	DIR *d = opendir(BW_PIN_ROOT "/links");
+	struct dirent *de;
+	bool any = false;
+
+	while (d && (de = readdir(d)))
+		any |= de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return any;
+}
+
+/*
+ * Pins left by another build of the agent would keep running their programs
+ * against maps this build reads differently. With nothing governed they are
+ * replaced; otherwise the user decides (detach, or `bpfwarden reset`).
+ */
+static int check_version(void)
+{
+	uint64_t want = objects_hash(), have = 0;
+	char path[] = BW_PIN_ROOT "/bw_version";
+	__u32 zero = 0;
+	int fd, ret = 0;
+
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		bpf_map_lookup_elem(fd, &zero, &have);
+		close(fd);
+		if (have == want)
+			return 0;
+	} else if (!any_links()) {
+		goto create; /* nothing loaded yet */
+	}
+	fd = bpf_obj_get(BW_PIN_ROOT "/bw_cgroups");
+	if (fd >= 0) {
+		__u64 key;
+
+		if (!bpf_map_get_next_key(fd, NULL, &key))
+			ret = -EEXIST;
+		close(fd);
+	}
+	if (ret) {
+		bw_err("the programs pinned under %s come from another build of bpfwarden and "
+		       "still govern cgroups: detach them, or `bpfwarden reset` to drop them",
+		       BW_PIN_ROOT);
+		return ret;
+	}
+	bw_dbg("replacing BPF state pinned by another build (nothing governed)");
+	unpin_all(BW_PIN_ROOT);
+	ret = ensure_bpffs();
+	if (ret)
+		return ret;
+create:
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bw_version", sizeof(__u32), sizeof(__u64), 1, NULL);
+	if (fd < 0)
+		return -errno;
+	bpf_map_update_elem(fd, &zero, &want, BPF_ANY);
+	ret = bpf_obj_pin(fd, path) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
 int bw_load(struct bw_maps *m, bool want_lsm)
 {
 	int ret;
@@ -254,7 +404,11 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 	ret = bw_lock(m);
 	if (ret)
 		return ret;
-	ret = load_cgroup_obj();
+	ret = check_version();
+	if (!ret)
+		ret = load_cgroup_obj();
+	if (!ret)
+		ret = load_net_obj();
 	if (!ret && want_lsm)
 		ret = load_file_obj();
 	if (!ret && want_lsm)
@@ -271,8 +425,8 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups, &m->policies, &m->file_rules, &m->exec_rules, &m->inodes,
-		      &m->rbufs,   &m->counters, &m->pinbits};
+	int *fds[] = {&m->cgroups, &m->policies, &m->file_rules, &m->exec_rules, &m->net_rules,
+		      &m->inodes,  &m->rbufs,	 &m->counters,	 &m->pinbits};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

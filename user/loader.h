@@ -12,13 +12,14 @@
 #define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
 #define BW_RUN_DIR "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
-#define BW_MAPS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1}
+#define BW_MAPS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 struct bw_maps {
 	int cgroups;
 	int policies;
 	int file_rules;
 	int exec_rules;
+	int net_rules;
 	int inodes;
 	int rbufs;
 	int counters;
@@ -27,8 +28,9 @@ struct bw_maps {
 };
 
 /*
- * Load and pin whatever is not pinned yet (the file hooks need BPF LSM,
- * which the caller has probed), then open every map. Returns 0 or -errno
+ * Load and pin whatever is not pinned yet: the cgroup tracking and the
+ * network programs always, the file and exec hooks when want_lsm (BPF LSM,
+ * which the caller has probed). Then open every map. Returns 0 or -errno
  * after printing what went wrong in words.
  */
 int bw_load(struct bw_maps *m, bool want_lsm);

@@ -44,6 +44,13 @@ static const char *profile_libdir(void)
 	return env && *env ? env : BW_PROFILE_LIBDIR;
 }
 
+/* Does enforcing this profile need the file and exec hooks? */
+static bool needs_lsm(const struct bw_compiled *c)
+{
+	return c->nfiles || c->nexecs || c->policy.default_file != BW_V_ALLOW ||
+	       c->policy.default_exec != BW_V_ALLOW || c->policy.exec_memfd_rule;
+}
+
 int bw_session_prepare(struct bw_session *s, const char *profile_path, const char *mode_opt,
 		       const char *log_path)
 {
@@ -85,18 +92,21 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 	}
 
 	sup = bw_probe();
-	why = bw_lsm_unavailable(sup);
-	if (why) {
-		bw_err("file enforcement needs BPF LSM: %s. `bpfwarden status` shows what this "
-		       "kernel supports.",
-		       why);
-		return 1;
-	}
 	if (!sup->cgroup2) {
 		bw_err("no cgroup2 hierarchy is mounted (see /proc/self/mountinfo)");
 		return 1;
 	}
-	if (bw_load(&s->maps, true))
+	why = bw_lsm_unavailable(sup);
+	if (why && needs_lsm(&s->compiled)) {
+		bw_err("file and exec rules need BPF LSM: %s. Network rules alone are enforced "
+		       "on this kernel (cgroup programs): a profile with `default allow file`, "
+		       "`default allow exec` and no file or exec rules runs here. `bpfwarden "
+		       "status` shows what this kernel supports.",
+		       why);
+		return 1;
+	}
+	s->net_only = why != NULL;
+	if (bw_load(&s->maps, !why))
 		return 1;
 	ret = bw_slot_install(&s->maps, &s->compiled, &s->slot);
 	if (ret)
@@ -156,9 +166,11 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 	if (ret)
 		return ret;
 	snprintf(msg, sizeof(msg),
-		 "governing %s with profile %s in %s mode (%zu file keys, %zu inode pins%s)",
+		 "governing %s with profile %s in %s mode (%zu file keys, %zu exec keys, %zu net "
+		 "keys, %zu inode pins%s%s)",
 		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode),
-		 s->compiled.nfiles, s->slot.pins_resolved,
+		 s->compiled.nfiles, s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved,
+		 s->net_only ? "; no BPF LSM on this kernel: network rules only" : "",
 		 s->slot.link_scan_incomplete
 			 ? "; the hard-link scan of denied directories stopped at its bound: other "
 			   "names of files deep inside them are not pinned"

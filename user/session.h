@@ -30,6 +30,7 @@ struct bw_session {
 	unsigned mode; /* enum bw_mode */
 	char cgdir[PATH_MAX];
 	bool governing;
+	bool net_only; /* no BPF LSM: the cgroup programs enforce the net rules alone */
 };
 
 /* Parse MODE ("enforce", "audit", "learn"); -EINVAL otherwise. */

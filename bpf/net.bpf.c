@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Network enforcement with cgroup sock_addr programs: connect4/6 (connect(2),
+ * TCP Fast Open's sendto and io_uring connects all pass there), sendmsg4/6
+ * (the destination of each unconnected UDP datagram) and bind4/6. They are
+ * attached once at the cgroup2 root and find the governing policy of the
+ * calling task like the LSM programs do, so they work, and are the network
+ * enforcement, on kernels without BPF LSM too.
+ *
+ * Returning 0 refuses the call with EPERM. Processes outside every governed
+ * cgroup cost one hash lookup; for governed ones every internal failure
+ * refuses.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+
+#include "bpfwarden.h"
+#include "maps.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+
+struct bw_net_scratch {
+	struct bw_event ev;
+	struct bw_net_obj obj; /* the event's "path" bytes */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bw_net_scratch);
+} bw_net_scratch SEC(".maps");
+
+/*
+ * 0.0.0.0 and :: reach the local host: a destination is decided as the
+ * loopback address it really reaches (bind keeps them: "every address").
+ */
+static __always_inline void bw_local_dest(struct bw_net_key *k)
+{
+	__u32 *a = (__u32 *)k->addr;
+
+	if (a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0xffff) && a[3] == 0)
+		a[3] = bpf_htonl(0x7f000001);
+	else if (a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == 0)
+		a[3] = bpf_htonl(1);
+}
+
+static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool v6)
+{
+	struct bw_net_key k = {};
+	struct bw_net_scratch *s;
+	struct bw_net_value *r;
+	struct bw_cgroup *cg;
+	struct bw_policy *pol;
+	struct bw_counters *c;
+	__u32 zero = 0, policy, *a = (__u32 *)k.addr, i, n;
+	__u16 port, rule = 0;
+	__u8 verdict = BW_V_NONE, proto, type;
+	__u64 cgid;
+
+	cgid = bpf_get_current_cgroup_id();
+	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!cg)
+		return 1;
+	policy = cg->policy;
+	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	if (!pol)
+		return 0;
+
+	proto = ctx->protocol == IPPROTO_UDP ? IPPROTO_UDP : IPPROTO_TCP;
+	port = bpf_ntohs((__u16)ctx->user_port);
+	if (v6) {
+		a[0] = ctx->user_ip6[0];
+		a[1] = ctx->user_ip6[1];
+		a[2] = ctx->user_ip6[2];
+		a[3] = ctx->user_ip6[3];
+	} else {
+		a[2] = bpf_htonl(0xffff);
+		a[3] = ctx->user_ip4;
+	}
+	if (op != BW_NOP_BIND)
+		bw_local_dest(&k);
+	k.policy = policy;
+	k.op = op == BW_NOP_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
+	k.proto = proto;
+	k.prefixlen = 64 + 128;
+	r = bpf_map_lookup_elem(&bw_net_rules, &k);
+	if (r) {
+		n = r->n;
+		for (i = 0; i < BW_NET_RANGES; i++) {
+			if (i >= n)
+				break;
+			if (port >= r->r[i].lo && port <= r->r[i].hi) {
+				verdict = r->r[i].verdict;
+				rule = r->r[i].rule;
+				break;
+			}
+		}
+	}
+	if (verdict == BW_V_NONE) {
+		verdict = pol->default_net;
+		rule = 0;
+	}
+	if (verdict != BW_V_DENY)
+		return 1;
+
+	c = bw_counters_of(policy);
+	if (c)
+		__sync_fetch_and_add(&c->denied, 1);
+	s = bpf_map_lookup_elem(&bw_net_scratch, &zero);
+	if (!s)
+		return 0;
+	type = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
+	if (cg->mode == BW_MODE_LEARN && rule == 0)
+		type = BW_EV_LEARN;
+	/* The event head as bw_event_fill() fills it for files. */
+	{
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		__u64 pid_tgid = bpf_get_current_pid_tgid();
+		__u64 uid_gid = bpf_get_current_uid_gid();
+		struct bw_event *ev = &s->ev;
+
+		ev->ts_boot_ns = bpf_ktime_get_boot_ns();
+		ev->cgroup_id = cgid;
+		ev->pid = pid_tgid >> 32;
+		ev->tid = (__u32)pid_tgid;
+		ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
+		ev->uid = (__u32)uid_gid;
+		ev->gid = uid_gid >> 32;
+		ev->policy = policy;
+		ev->rule = rule;
+		ev->type = type;
+		ev->op = op == BW_NOP_BIND	   ? BW_OP_BIND
+			 : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
+						: BW_OP_CONNECT;
+		ev->decision = type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW;
+		ev->access = 0;
+		ev->flags = 0;
+		ev->pad = 0;
+		ev->path_len = sizeof(s->obj);
+		ev->args_len = 0;
+		ev->dev = 0;
+		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	}
+	__builtin_memcpy(s->obj.addr, k.addr, sizeof(k.addr));
+	s->obj.port = port;
+	s->obj.family = v6 ? 6 : 4;
+	s->obj.proto = proto;
+	{
+		void *rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
+
+		if (!rb || bpf_ringbuf_output(rb, s, sizeof(*s), 0)) {
+			c = bw_counters_of(policy);
+			if (c)
+				__sync_fetch_and_add(&c->lost, 1);
+		}
+	}
+	return type == BW_EV_DENY ? 0 : 1;
+}
+
+SEC("cgroup/connect4")
+int bw_connect4(struct bpf_sock_addr *ctx)
+{
+	return bw_net_check(ctx, BW_NOP_CONNECT, false);
+}
+
+SEC("cgroup/connect6")
+int bw_connect6(struct bpf_sock_addr *ctx)
+{
+	return bw_net_check(ctx, BW_NOP_CONNECT, true);
+}
+
+SEC("cgroup/sendmsg4")
+int bw_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return bw_net_check(ctx, BW_NOP_SENDMSG, false);
+}
+
+SEC("cgroup/sendmsg6")
+int bw_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return bw_net_check(ctx, BW_NOP_SENDMSG, true);
+}
+
+SEC("cgroup/bind4")
+int bw_bind4(struct bpf_sock_addr *ctx)
+{
+	return bw_net_check(ctx, BW_NOP_BIND, false);
+}
+
+SEC("cgroup/bind6")
+int bw_bind6(struct bpf_sock_addr *ctx)
+{
+	return bw_net_check(ctx, BW_NOP_BIND, true);
+}

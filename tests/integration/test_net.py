@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Network enforcement end to end, against loopback servers this test starts.
+Runs in the VM (with BPF LSM) and natively on the build host, whose kernel
+has no usable BPF LSM: the cgroup programs enforce network rules alone."""
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bwtest import BUILD, check, check_eq, denials, main, profile, run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DRIVER = os.path.join(HERE, "net_driver.py")
+URING = os.path.join(BUILD, "tests", "uring_connect")
+PY = "/usr/bin/python3"
+EPERM = "ERR EPERM"
+OPEN = "default allow file\ndefault allow exec\n"
+ALLOWED, DENIED, OTHER = 19080, 19090, 19100
+
+
+class Servers:
+    """Loopback TCP listeners on IPv4 and IPv6 that accept and drop."""
+
+    def __init__(self, ports):
+        self.socks = []
+        for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+            for p in ports:
+                s = socket.socket(fam, socket.SOCK_STREAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if fam == socket.AF_INET6:
+                    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                s.bind((addr, p))
+                s.listen(64)
+                self.socks.append(s)
+                threading.Thread(target=self.serve, args=(s,), daemon=True).start()
+
+    @staticmethod
+    def serve(s):
+        while True:
+            try:
+                c, _ = s.accept()
+                c.close()
+            except OSError:
+                return
+
+    def close(self):
+        for s in self.socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)  # wakes the accept() of its thread
+            except OSError:
+                pass
+            s.close()
+
+
+def drive(prof, specs):
+    r = run(prof, [PY, DRIVER] + specs)
+    got = r.stdout.splitlines()
+    check_eq(len(got), len(specs), "driver results (rc %d, stderr %s)" % (r.rc, r.stderr))
+    return r, got
+
+
+def expect(prof, cases):
+    r, got = drive(prof, [c[0] for c in cases])
+    bad = ["%s: got %s, want %s" % (c[0], g, c[1]) for c, g in zip(cases, got) if g != c[1]]
+    check(not bad, "\n  ".join(["unexpected:"] + bad))
+    return r
+
+
+def rule_of(prof, needle):
+    with open(prof) as f:
+        for n, line in enumerate(f, 1):
+            if needle in line:
+                return "%s:%d" % (prof, n)
+    raise AssertionError(needle)
+
+
+def test_allowed_and_denied_tcp():
+    srv = Servers([ALLOWED, DENIED])
+    try:
+        p = profile(OPEN + "default deny net\nallow net connect tcp 127.0.0.1:%d\n" % ALLOWED)
+        r = expect(p, [("tcp:127.0.0.1:%d" % ALLOWED, "OK"), ("tcp:127.0.0.1:%d" % DENIED, EPERM),
+                       ("tcp:[::1]:%d" % ALLOWED, EPERM), ("ctypes:127.0.0.1:%d" % DENIED, EPERM),
+                       ("ctypes:127.0.0.1:%d" % ALLOWED, "OK")])
+        d = [(e["op"], e["family"], e["proto"], e["addr"], e["port"], e["rule"])
+             for e in denials(r.events)]
+        check_eq(d, [("connect", "ipv4", "tcp", "127.0.0.1", DENIED, "default"),
+                     ("connect", "ipv6", "tcp", "::1", ALLOWED, "default"),
+                     ("connect", "ipv4", "tcp", "127.0.0.1", DENIED, "default")], "events")
+    finally:
+        srv.close()
+
+
+def test_every_route_to_a_denied_local_port():
+    srv = Servers([ALLOWED, DENIED])
+    try:
+        p = profile(OPEN + "default allow net\ndeny net connect tcp localhost:%d\n" % DENIED)
+        rule = rule_of(p, "deny net connect")
+        r = expect(p, [
+            ("tcp:127.0.0.1:%d" % ALLOWED, "OK"),
+            ("tcp:127.0.0.1:%d" % DENIED, EPERM),
+            ("tcp:[::ffff:127.0.0.1]:%d" % DENIED, EPERM),
+            ("tcp:0.0.0.0:%d" % DENIED, EPERM),
+            ("tcp:127.0.0.2:%d" % DENIED, EPERM),
+            ("tcp:[::1]:%d" % DENIED, EPERM),
+            ("tcp:[::]:%d" % DENIED, EPERM),
+            ("tfo:127.0.0.1:%d" % DENIED, EPERM),
+        ])
+        d = denials(r.events)
+        check_eq(len(d), 7, "deny events")
+        check(all(e["rule"] == rule for e in d), "deciding rule %s: %r" % (rule, d))
+        check_eq([e["addr"] for e in d],
+                 ["127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.2", "::1", "::1", "127.0.0.1"],
+                 "addresses as decided")
+        out = subprocess.run([os.path.join(BUILD, "bpfwarden"), "run", "--profile", p, "--log",
+                              "/dev/null", "--", URING, "127.0.0.1", str(DENIED)],
+                             capture_output=True, text=True)
+        check_eq(out.stdout.strip(), EPERM, "io_uring connect (%s)" % out.stderr)
+        out = subprocess.run([os.path.join(BUILD, "bpfwarden"), "run", "--profile", p, "--log",
+                              "/dev/null", "--", URING, "127.0.0.1", str(ALLOWED)],
+                             capture_output=True, text=True)
+        check_eq(out.stdout.strip(), "OK", "io_uring connect to an allowed port")
+    finally:
+        srv.close()
+
+
+def test_udp_sendto_and_bind():
+    p = profile(OPEN + "default deny net\nallow net connect udp 127.0.0.0/8:%d\n" % ALLOWED +
+                "allow net bind tcp 127.0.0.1:%d\n" % OTHER)
+    r = expect(p, [("udp:127.0.0.1:%d" % ALLOWED, "OK"), ("udp:127.0.0.1:%d" % DENIED, EPERM),
+                   ("udp:[::ffff:127.0.0.9]:%d" % ALLOWED, "OK"),
+                   ("bind:127.0.0.1:%d" % OTHER, "OK"), ("bind:127.0.0.1:%d" % (OTHER + 1), EPERM),
+                   ("bind:0.0.0.0:%d" % OTHER, EPERM)])
+    ops = [(e["op"], e["proto"], e["port"]) for e in denials(r.events)]
+    check_eq(ops, [("sendmsg", "udp", DENIED), ("bind", "tcp", OTHER + 1), ("bind", "tcp", OTHER)],
+             "events")
+
+
+def test_most_specific_prefix_and_port_range():
+    srv = Servers([ALLOWED, DENIED, OTHER])
+    try:
+        p = profile(OPEN + "default deny net\n"
+                    "allow net connect tcp 127.0.0.0/8:*\n"
+                    "deny net connect tcp 127.0.0.1:%d-%d\n" % (DENIED - 5, DENIED + 5) +
+                    "allow net connect tcp 127.0.0.1:%d\n" % DENIED)
+        r = expect(p, [("tcp:127.0.0.1:%d" % DENIED, "OK"),           # narrowest range wins
+                       ("tcp:127.0.0.1:%d" % (DENIED + 1), EPERM),
+                       ("tcp:127.0.0.2:%d" % (DENIED + 1), "ERR ECONNREFUSED"),  # the /8 allows
+                       ("tcp:127.0.0.1:%d" % OTHER, "OK")])           # back to the /8
+        check_eq([e["rule"] for e in denials(r.events)],
+                 [rule_of(p, "deny net connect tcp 127.0.0.1")], "deciding rule")
+    finally:
+        srv.close()
+
+
+def test_audit_mode_connects_and_logs():
+    srv = Servers([DENIED])
+    try:
+        p = profile(OPEN + "default deny net\n")
+        r = run(p, [PY, DRIVER, "tcp:127.0.0.1:%d" % DENIED], mode="audit")
+        check_eq(r.stdout.strip(), "OK", "audit mode does not block")
+        check_eq([(e["type"], e["op"], e["port"]) for e in r.events if e["type"] == "audit"],
+                 [("audit", "connect", DENIED)], "audit events")
+    finally:
+        srv.close()
+
+
+TESTS = [
+    test_allowed_and_denied_tcp,
+    test_every_route_to_a_denied_local_port,
+    test_udp_sendto_and_bind,
+    test_most_specific_prefix_and_port_range,
+    test_audit_mode_connects_and_logs,
+]
+
+if __name__ == "__main__":
+    sys.exit(main(TESTS, sys.argv))
