@@ -59,6 +59,19 @@ def escape_job_dir():
         f.write("x")
 
 
+def loopback(port, addr="127.0.0.1"):
+    import socket
+    s = socket.create_connection((addr, port), timeout=2)
+    s.close()
+
+
+def udp_dns():
+    import socket
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(b"\0" * 12, ("127.0.0.53", 53))
+    s.close()
+
+
 def run_shell():
     import subprocess
     subprocess.run(["/bin/sh", "-c", "true"], check=True)
@@ -90,6 +103,9 @@ attempt("write outside the job directory", escape_job_dir)
 attempt("list /root", lambda: os.listdir("/root"))
 attempt("run a shell", run_shell)
 attempt("run a program from a memfd", memfd_exec)
+attempt("reach a loopback service on another port", lambda: loopback(22))
+attempt("reach it as ::ffff:127.0.0.1", lambda: loopback(22, "::ffff:127.0.0.1"))
+attempt("send a UDP datagram to a local resolver", udp_dns)
 with open(os.path.join(JOB, "result.txt"), "w") as f:
     f.write("the job directory is writable\n")
 results.append(("write in the job directory", "allowed, as the profile says"))

@@ -40,7 +40,6 @@ deny file rw /root/.ssh/**
 # other binary, no memfd execution.
 allow exec /usr/bin/python3.11
 
-# Network: this version does not enforce net rules yet, and `run` refuses a
-# profile with net rules rather than ignore them. When it does, this profile
-# will allow, as an example, one local service:
-#   allow net connect tcp localhost:8080
+# Network: nothing, except this example of a local service on port 8080
+# (localhost is 127.0.0.0/8 and ::1).
+allow net connect tcp localhost:8080

@@ -10,7 +10,14 @@ if [ "${1:-}" != --in-vm ] && ! "$BW" status >/dev/null 2>&1; then
 	why=$("$BW" status 2>/dev/null | sed -n 's/^  file rules *no  //p')
 	echo "bpfwarden: this kernel cannot enforce file rules (${why:-see bpfwarden status}); running the demo in the VM (Debian 6.12)"
 	tools/vm/fetch-kernels.sh >/dev/null
-	exec tools/vm/vmrun.sh --kernel 6.12 -- tools/demo.sh --in-vm
+	# An emulated guest rarely dies on its own (exit 125): try once more.
+	status=0
+	tools/vm/vmrun.sh --kernel 6.12 -- tools/demo.sh --in-vm || status=$?
+	if [ "$status" = 125 ]; then
+		echo "bpfwarden: the guest died without reporting; booting it once more"
+		tools/vm/vmrun.sh --kernel 6.12 -- tools/demo.sh --in-vm || status=$?
+	fi
+	exit "$status"
 fi
 log=$(mktemp /tmp/bpfwarden-demo.XXXXXX.log)
 # The profile gives the job one directory, /tmp/job: the script goes there.
@@ -27,8 +34,13 @@ echo "== denials in the audit log ($log):"
 import json, sys
 for line in open(sys.argv[1]):
     e = json.loads(line)
-    if e["type"] == "deny":
-        print("  %-6s %-2s %-40s %-12s rule %s" % (e["op"], e["access"], e["path"],
-              e["proc"]["comm"], e["rule"]))
+    if e["type"] != "deny":
+        continue
+    if "addr" in e:
+        what, access = "%s %s port %d" % (e["proto"], e["addr"], e["port"]), ""
+    else:
+        what, access = e["path"] or "(no path: memfd)", e["access"]
+    print("  %-7s %-2s %-40s %-8s rule %s" % (e["op"], access, what, e["proc"]["comm"],
+          e["rule"]))
 PY
 exit $status

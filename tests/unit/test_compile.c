@@ -4,6 +4,7 @@
  * ancestor, deny winning ties, rule ids, pins. bw_compiled_lookup() is the
  * reference for what the kernel's longest-prefix lookup returns.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <string.h>
@@ -129,15 +130,73 @@ START_TEST(defaults_and_on_deny)
 }
 END_TEST
 
-START_TEST(net_rules_refused)
+START_TEST(unix_rules_refused)
 {
 	char err[256] = "";
 
-	ck_assert_int_eq(compile_text("profile t\nallow net connect tcp 127.0.0.1:80\n", err,
+	ck_assert_int_eq(compile_text("profile t\nallow net connect unix /run/x.sock\n", err,
 				      sizeof(err)),
 			 -EOPNOTSUPP);
 	ck_assert_ptr_nonnull(strstr(err, "t.profile:2"));
-	ck_assert_ptr_nonnull(strstr(err, "net rules are not enforced"));
+	ck_assert_ptr_nonnull(strstr(err, "unix socket rules are not enforced"));
+}
+END_TEST
+
+static const struct bw_port_range *net(int op, int proto, const char *v4, uint16_t port)
+{
+	uint8_t a[16] = {0};
+
+	a[10] = a[11] = 0xff;
+	ck_assert_int_eq(inet_pton(AF_INET, v4, a + 12), 1);
+	return bw_net_lookup(&comp, op, proto, a, port);
+}
+
+START_TEST(net_prefixes_and_ranges)
+{
+	const struct bw_port_range *r;
+	uint8_t lo6[16] = {0};
+	char err[256];
+
+	ck_assert_int_eq(compile_text("profile t\n"
+				      "allow net connect tcp 10.0.0.0/8:*\n"   /* 1 */
+				      "deny net connect tcp 10.1.0.0/16:80-90\n" /* 2 */
+				      "allow net connect tcp 10.1.0.0/16:85\n"   /* 3 */
+				      "deny net connect tcp localhost:22\n"      /* 4 */
+				      "allow net connect udp *:53\n"             /* 5 */
+				      "allow net bind tcp 0.0.0.0:9000\n",       /* 6 */
+				      err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(net(BW_NOP_CONNECT, 6, "10.1.2.3", 85)->rule, 3);
+	r = net(BW_NOP_CONNECT, 6, "10.1.2.3", 86);
+	ck_assert_uint_eq(r->verdict, BW_V_DENY);
+	ck_assert_uint_eq(r->rule, 2);
+	/* outside the /16 ranges, the /8 decides */
+	ck_assert_uint_eq(net(BW_NOP_CONNECT, 6, "10.1.2.3", 443)->rule, 1);
+	ck_assert_uint_eq(net(BW_NOP_CONNECT, 6, "10.2.0.1", 85)->rule, 1);
+	ck_assert_ptr_null(net(BW_NOP_CONNECT, 6, "11.0.0.1", 85));
+	/* localhost: all of 127/8 and ::1 */
+	ck_assert_uint_eq(net(BW_NOP_CONNECT, 6, "127.0.0.2", 22)->rule, 4);
+	lo6[15] = 1;
+	ck_assert_uint_eq(bw_net_lookup(&comp, BW_NOP_CONNECT, 6, lo6, 22)->rule, 4);
+	/* `*` covers both families; protocols and operations are apart */
+	ck_assert_uint_eq(net(BW_NOP_CONNECT, 17, "192.0.2.1", 53)->rule, 5);
+	ck_assert_uint_eq(bw_net_lookup(&comp, BW_NOP_CONNECT, 17, lo6, 53)->rule, 5);
+	ck_assert_ptr_null(net(BW_NOP_CONNECT, 6, "192.0.2.1", 53));
+	ck_assert_uint_eq(net(BW_NOP_BIND, 6, "0.0.0.0", 9000)->rule, 6);
+	ck_assert_ptr_null(net(BW_NOP_CONNECT, 6, "0.0.0.0", 9000));
+}
+END_TEST
+
+START_TEST(net_too_many_ranges)
+{
+	char text[4096] = "profile t\n", err[256] = "";
+	int i;
+
+	for (i = 0; i <= BW_NET_RANGES; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "allow net connect tcp 10.0.0.1:%d\n", 1000 + i);
+	ck_assert_int_eq(compile_text(text, err, sizeof(err)), -E2BIG);
+	ck_assert_ptr_nonnull(strstr(err, "port ranges"));
 }
 END_TEST
 
@@ -232,7 +291,9 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, deny_wins_ties_and_first_rule_reported);
 	tcase_add_test(tc, root_subtree);
 	tcase_add_test(tc, defaults_and_on_deny);
-	tcase_add_test(tc, net_rules_refused);
+	tcase_add_test(tc, unix_rules_refused);
+	tcase_add_test(tc, net_prefixes_and_ranges);
+	tcase_add_test(tc, net_too_many_ranges);
 	tcase_add_test(tc, exec_rules_and_memfd);
 	tcase_add_test(tc, pins_carry_trie_values);
 	tcase_add_test(tc, pin_merge_rule_beats_mount);

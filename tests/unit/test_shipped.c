@@ -86,9 +86,8 @@ START_TEST(python_sandbox)
 		ck_assert_int_eq(rule->net.port_lo, 8080);
 		ck_assert_int_eq(rule->net.port_hi, 8080);
 	}
-	/* net rules stay commented out until they are enforced: `run` refuses them. */
 	ck_assert_uint_eq(nexec, 1);
-	ck_assert_uint_eq(nnet, 0);
+	ck_assert_uint_eq(nnet, 1);
 	parsed_free(&r);
 }
 END_TEST
