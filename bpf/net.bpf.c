@@ -52,17 +52,75 @@ static __always_inline void bw_local_dest(struct bw_net_key *k)
 		a[3] = bpf_htonl(1);
 }
 
+/*
+ * A refusal (or, in audit mode, what would have been one): counted, sent as
+ * an event. Returns the program's verdict: 0 refuses, 1 lets it pass.
+ */
+static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 op, __u16 rule,
+					 const __u8 *addr, __u16 port, __u8 family, __u8 proto)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 uid_gid = bpf_get_current_uid_gid();
+	struct bw_net_scratch *s;
+	struct bw_counters *c;
+	struct bw_event *ev;
+	__u32 zero = 0, policy = cg->policy;
+	__u8 type;
+	void *rb;
+
+	c = bw_counters_of(policy);
+	if (c)
+		__sync_fetch_and_add(&c->denied, 1);
+	type = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
+	if (cg->mode == BW_MODE_LEARN && rule == 0)
+		type = BW_EV_LEARN;
+	s = bpf_map_lookup_elem(&bw_net_scratch, &zero);
+	if (!s)
+		return type == BW_EV_DENY ? 0 : 1;
+	/* The event head as bw_event_fill() fills it for files. */
+	ev = &s->ev;
+	ev->ts_boot_ns = bpf_ktime_get_boot_ns();
+	ev->cgroup_id = cgid;
+	ev->pid = pid_tgid >> 32;
+	ev->tid = (__u32)pid_tgid;
+	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	ev->uid = (__u32)uid_gid;
+	ev->gid = uid_gid >> 32;
+	ev->policy = policy;
+	ev->rule = rule;
+	ev->type = type;
+	ev->op = op;
+	ev->decision = type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW;
+	ev->access = 0;
+	ev->flags = 0;
+	ev->pad = 0;
+	ev->path_len = sizeof(s->obj);
+	ev->args_len = 0;
+	ev->dev = 0;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	__builtin_memcpy(s->obj.addr, addr, sizeof(s->obj.addr));
+	s->obj.port = port;
+	s->obj.family = family;
+	s->obj.proto = proto;
+	rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
+	if (!rb || bpf_ringbuf_output(rb, s, sizeof(*s), 0)) {
+		c = bw_counters_of(policy);
+		if (c)
+			__sync_fetch_and_add(&c->lost, 1);
+	}
+	return type == BW_EV_DENY ? 0 : 1;
+}
+
 static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool v6)
 {
 	struct bw_net_key k = {};
-	struct bw_net_scratch *s;
 	struct bw_net_value *r;
 	struct bw_cgroup *cg;
 	struct bw_policy *pol;
-	struct bw_counters *c;
-	__u32 zero = 0, policy, *a = (__u32 *)k.addr, i, n;
+	__u32 policy, *a = (__u32 *)k.addr, i, n;
 	__u16 port, rule = 0;
-	__u8 verdict = BW_V_NONE, proto, type;
+	__u8 verdict = BW_V_NONE, proto;
 	__u64 cgid;
 
 	cgid = bpf_get_current_cgroup_id();
@@ -111,58 +169,10 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	if (verdict != BW_V_DENY)
 		return 1;
 
-	c = bw_counters_of(policy);
-	if (c)
-		__sync_fetch_and_add(&c->denied, 1);
-	s = bpf_map_lookup_elem(&bw_net_scratch, &zero);
-	if (!s)
-		return 0;
-	type = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
-	if (cg->mode == BW_MODE_LEARN && rule == 0)
-		type = BW_EV_LEARN;
-	/* The event head as bw_event_fill() fills it for files. */
-	{
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-		__u64 pid_tgid = bpf_get_current_pid_tgid();
-		__u64 uid_gid = bpf_get_current_uid_gid();
-		struct bw_event *ev = &s->ev;
-
-		ev->ts_boot_ns = bpf_ktime_get_boot_ns();
-		ev->cgroup_id = cgid;
-		ev->pid = pid_tgid >> 32;
-		ev->tid = (__u32)pid_tgid;
-		ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
-		ev->uid = (__u32)uid_gid;
-		ev->gid = uid_gid >> 32;
-		ev->policy = policy;
-		ev->rule = rule;
-		ev->type = type;
-		ev->op = op == BW_NOP_BIND	   ? BW_OP_BIND
-			 : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
-						: BW_OP_CONNECT;
-		ev->decision = type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW;
-		ev->access = 0;
-		ev->flags = 0;
-		ev->pad = 0;
-		ev->path_len = sizeof(s->obj);
-		ev->args_len = 0;
-		ev->dev = 0;
-		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	}
-	__builtin_memcpy(s->obj.addr, k.addr, sizeof(k.addr));
-	s->obj.port = port;
-	s->obj.family = v6 ? 6 : 4;
-	s->obj.proto = proto;
-	{
-		void *rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
-
-		if (!rb || bpf_ringbuf_output(rb, s, sizeof(*s), 0)) {
-			c = bw_counters_of(policy);
-			if (c)
-				__sync_fetch_and_add(&c->lost, 1);
-		}
-	}
-	return type == BW_EV_DENY ? 0 : 1;
+	return bw_net_refuse(cgid, cg, op == BW_NOP_BIND	   ? BW_OP_BIND
+				   : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
+							  : BW_OP_CONNECT,
+			     rule, k.addr, port, v6 ? 6 : 4, proto);
 }
 
 SEC("cgroup/connect4")
@@ -199,4 +209,37 @@ SEC("cgroup/bind6")
 int bw_bind6(struct bpf_sock_addr *ctx)
 {
 	return bw_net_check(ctx, BW_NOP_BIND, true);
+}
+
+#define SOCK_RAW 3
+
+/*
+ * Raw IP sockets (any kernel: inet_create runs this program). Packet sockets
+ * are not inet sockets: the LSM program in sock.bpf.c refuses those.
+ */
+SEC("cgroup/sock_create")
+int bw_sock_create(struct bpf_sock *ctx)
+{
+	static const __u8 none[16];
+	struct bw_cgroup *cg;
+	struct bw_policy *pol;
+	__u32 policy;
+	__u8 verdict;
+	__u64 cgid;
+
+	if (ctx->type != SOCK_RAW)
+		return 1;
+	cgid = bpf_get_current_cgroup_id();
+	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!cg)
+		return 1;
+	policy = cg->policy;
+	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	if (!pol)
+		return 0;
+	verdict = pol->net_raw ? pol->net_raw : pol->default_net;
+	if (verdict != BW_V_DENY)
+		return 1;
+	return bw_net_refuse(cgid, cg, BW_OP_SOCKET, pol->net_raw ? pol->net_raw_rule : 0, none,
+			     ctx->protocol, ctx->family == AF_INET6 ? 6 : 4, ctx->type);
 }

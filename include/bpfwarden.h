@@ -83,10 +83,13 @@ struct bw_policy {
 	__u8 exec_memfd;    /* `allow exec memfd` */
 	__u8 in_use;	    /* slot taken (agent side only) */
 	__u16 exec_memfd_rule;
-	__u16 pad;
+	__u16 net_raw_rule;
+	__u8 net_raw; /* enum bw_verdict of `net raw` rules; NONE: default_net decides */
+	__u8 pad[3];
 	__u32 owner_pid; /* agent that streams this slot's events */
+	__u32 pad2;
 };
-_Static_assert(sizeof(struct bw_policy) == 16, "bw_policy size");
+_Static_assert(sizeof(struct bw_policy) == 24, "bw_policy size");
 
 /* LPM trie key: policy id, then the path bytes, compared bit by bit. */
 struct bw_path_key {
@@ -187,7 +190,11 @@ struct bw_net_value {
 };
 _Static_assert(sizeof(struct bw_net_value) == 136, "bw_net_value size");
 
-/* The object of a network event, in the path bytes of struct bw_event. */
+/*
+ * The object of a network event, in the path bytes of struct bw_event. For
+ * BW_OP_SOCKET (a raw or packet socket): family 4, 6 or 17 (AF_PACKET),
+ * proto the socket type, port the protocol number, addr zero.
+ */
 struct bw_net_obj {
 	__u8 addr[16]; /* as decided: IPv6 form, IPv4 mapped */
 	__u16 port;    /* host order */
@@ -220,6 +227,7 @@ enum bw_op {
 	BW_OP_CONNECT,
 	BW_OP_BIND,
 	BW_OP_SENDMSG,
+	BW_OP_SOCKET, /* creating a raw IP or a packet socket */
 	BW_OP_MAX,
 };
 

@@ -318,14 +318,21 @@ static int rule_net(struct fctx *fc, struct bw_rule *r, const struct bw_token *c
 	struct bw_net_err nerr;
 	bool ok = true;
 
-	if (!take(fc, cat, "missing operation: expected connect or bind", &op))
+	if (!take(fc, cat, "missing operation: expected connect, bind or raw", &op))
 		return -1;
+	if (tok_is(&op, "raw")) {
+		/* Raw IP and packet sockets: the rule names no protocol or address. */
+		r->net.op = BW_NET_RAW;
+		store_rule(fc, r);
+		return 0;
+	}
 	if (tok_is(&op, "connect")) {
 		r->net.op = BW_NET_CONNECT;
 	} else if (tok_is(&op, "bind")) {
 		r->net.op = BW_NET_BIND;
 	} else {
-		error_at(fc, &op, "bad net operation '%s': expected connect or bind", show(q, &op));
+		error_at(fc, &op, "bad net operation '%s': expected connect, bind or raw",
+			 show(q, &op));
 		ok = false;
 	}
 

@@ -34,7 +34,8 @@ enum bw_pmode { BW_PMODE_UNSET = 0, BW_PMODE_ENFORCE, BW_PMODE_AUDIT, BW_PMODE_L
 
 enum bw_pon_deny { BW_PON_DENY_LOG = 0, BW_PON_DENY_KILL };
 
-enum bw_net_op { BW_NET_CONNECT = 1, BW_NET_BIND };
+/* BW_NET_RAW: `allow|deny net raw`, raw IP and packet sockets (no protocol, no address). */
+enum bw_net_op { BW_NET_CONNECT = 1, BW_NET_BIND, BW_NET_RAW };
 enum bw_net_proto { BW_NET_TCP = 1, BW_NET_UDP, BW_NET_UNIX };
 
 /* Where a rule or a diagnostic comes from: the file (after include) and line. */

@@ -398,7 +398,7 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 		uint8_t addr[16] = {0};
 		__u16 id = (__u16)(i + 1);
 
-		if (r->cat != BW_CAT_NET)
+		if (r->cat != BW_CAT_NET || r->net.op == BW_NET_RAW)
 			continue;
 		if (r->net.proto == BW_NET_UNIX) {
 			snprintf(err, errlen,
@@ -504,6 +504,15 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 
+		/* `net raw` is one object too. */
+		if (r->cat == BW_CAT_NET && r->net.op == BW_NET_RAW) {
+			__u8 v = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+
+			if (!out->policy.net_raw || (v == BW_V_DENY && out->policy.net_raw != v)) {
+				out->policy.net_raw = v;
+				out->policy.net_raw_rule = (__u16)(i + 1);
+			}
+		}
 		/* `memfd` is one object: deny wins, the earliest rule is reported. */
 		if (r->cat == BW_CAT_EXEC && r->file.memfd) {
 			if (r->verdict == BW_RULE_DENY) {

@@ -24,7 +24,7 @@ static const char *const op_names[BW_OP_MAX] = {
 	[BW_OP_CHMOD] = "chmod",	 [BW_OP_CHOWN] = "chown",
 	[BW_OP_UTIMES] = "utimes",	 [BW_OP_EXEC] = "exec",
 	[BW_OP_CONNECT] = "connect",	 [BW_OP_BIND] = "bind",
-	[BW_OP_SENDMSG] = "sendmsg",
+	[BW_OP_SENDMSG] = "sendmsg",	 [BW_OP_SOCKET] = "socket",
 };
 
 const char *bw_op_name(unsigned op)
@@ -102,6 +102,19 @@ static void put_net(struct jw *w, const char *data, size_t len)
 	jw_u64(w, "port", o.port);
 }
 
+/* A raw or packet socket: family, type and protocol (struct bw_net_obj). */
+static void put_socket(struct jw *w, const char *data, size_t len)
+{
+	struct bw_net_obj o;
+
+	if (len < sizeof(o))
+		return;
+	memcpy(&o, data, sizeof(o));
+	jw_str(w, "family", o.family == 17 ? "packet" : o.family == 6 ? "ipv6" : "ipv4");
+	jw_str(w, "socket_type", o.proto == 3 ? "raw" : o.proto == 2 ? "dgram" : "other");
+	jw_u64(w, "protocol", o.port);
+}
+
 void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char *path,
 		     const char *exe, const char *cgroup_path, struct jw *w)
 {
@@ -138,7 +151,9 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 	jw_strn(w, "comm", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
 	jw_str(w, "exe", exe);
 	jw_end(w);
-	if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
+	if (ev->op == BW_OP_SOCKET) {
+		put_socket(w, path, ev->path_len);
+	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
 		put_net(w, path, ev->path_len);
 	} else {
 		jw_strn(w, "path", path, ev->path_len);

@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "exec.skel.h"
 #include "net.skel.h"
+#include "sock.skel.h"
 #include "file.skel.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -74,7 +75,8 @@ static int attach_missing(struct bpf_object *obj, int cg_fd)
 		snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", bpf_program__name(prog));
 		if (!access(pin, F_OK))
 			continue;
-		if (bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK_ADDR)
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK_ADDR ||
+		    bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK)
 			link = bpf_program__attach_cgroup(prog, cg_fd);
 		else
 			link = bpf_program__attach(prog);
@@ -202,6 +204,31 @@ out:
 	return ret;
 }
 
+static int load_sock_obj(void)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
+	struct sock_bpf *skel;
+	int ret;
+
+	skel = sock_bpf__open_opts(&opts);
+	if (!skel)
+		return -errno;
+	if (all_pinned(skel->obj)) {
+		ret = 0;
+		goto out;
+	}
+	ret = sock_bpf__load(skel);
+	if (ret) {
+		bw_err("cannot load the socket hook: %s (run with -v for the verifier log)",
+		       strerror(-ret));
+		goto out;
+	}
+	ret = attach_missing(skel->obj, -1);
+out:
+	sock_bpf__destroy(skel);
+	return ret;
+}
+
 static int load_net_obj(void)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
@@ -295,7 +322,8 @@ int bw_open_pinned(struct bw_maps *m)
 static uint64_t objects_hash(void)
 {
 	const void *(*objs[])(size_t *) = {cgroup_bpf__elf_bytes, net_bpf__elf_bytes,
-					   file_bpf__elf_bytes, exec_bpf__elf_bytes};
+					   file_bpf__elf_bytes, exec_bpf__elf_bytes,
+					   sock_bpf__elf_bytes};
 	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t i, j, sz;
 
@@ -413,6 +441,8 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 		ret = load_file_obj();
 	if (!ret && want_lsm)
 		ret = load_exec_obj();
+	if (!ret && want_lsm)
+		ret = load_sock_obj();
 	if (!ret) {
 		ret = bw_open_pinned(m);
 		if (ret)

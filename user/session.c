@@ -170,7 +170,9 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		 "keys, %zu inode pins%s%s)",
 		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode),
 		 s->compiled.nfiles, s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved,
-		 s->net_only ? "; no BPF LSM on this kernel: network rules only" : "",
+		 s->net_only ? "; no BPF LSM on this kernel: network rules only, and packet "
+			       "sockets are not refused"
+			     : "",
 		 s->slot.link_scan_incomplete
 			 ? "; the hard-link scan of denied directories stopped at its bound: other "
 			   "names of files deep inside them are not pinned"

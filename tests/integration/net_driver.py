@@ -5,6 +5,7 @@ line and prints one line per attempt, "OK" or "ERR <errno name>".
     tcp:ADDR:PORT   connect(2)        tfo:ADDR:PORT    sendto(MSG_FASTOPEN)
     udp:ADDR:PORT   unconnected sendto  bind:ADDR:PORT  bind a TCP socket
     ctypes:ADDR:PORT  libc connect() through ctypes (IPv4)
+    raw4 | raw6 | packet   create a raw IPv4/IPv6 (ICMP) or a packet socket
 """
 import ctypes
 import errno
@@ -64,7 +65,17 @@ def ctypes_connect(a, p):
 
 OPS = {"tcp": tcp, "tfo": tfo, "udp": udp, "bind": bind, "ctypes": ctypes_connect}
 
+SOCKETS = {
+    "raw4": (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP),
+    "raw6": (socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6),
+    "packet": (socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3)),  # ETH_P_ALL
+}
+
 for spec in sys.argv[1:]:
+    if spec in SOCKETS:
+        print(attempt(lambda: socket.socket(*SOCKETS[spec]).close()))
+        sys.stdout.flush()
+        continue
     kind, rest = spec.split(":", 1)
     addr, port = rest.rsplit(":", 1)
     print(attempt(lambda: OPS[kind](addr.strip("[]"), int(port))))

@@ -167,7 +167,39 @@ def test_audit_mode_connects_and_logs():
         srv.close()
 
 
+def lsm_active():
+    try:
+        with open("/sys/kernel/security/lsm") as f:
+            listed = "bpf" in f.read().strip().split(",")
+    except OSError:
+        listed = False
+    st = subprocess.run([os.path.join(BUILD, "bpfwarden"), "status"], capture_output=True,
+                        text=True).stdout
+    return listed and "BPF LSM program attaches       yes" in st
+
+
+def test_raw_and_packet_sockets():
+    p = profile(OPEN + "default deny net\n")
+    if lsm_active():
+        r = expect(p, [("raw4", EPERM), ("raw6", EPERM), ("packet", EPERM)])
+        got = [(e["op"], e["family"], e["socket_type"]) for e in denials(r.events)]
+        check_eq(got, [("socket", "ipv4", "raw"), ("socket", "ipv6", "raw"),
+                       ("socket", "packet", "raw")], "events")
+    else:
+        # Without BPF LSM packet sockets cannot be refused, and the agent says so.
+        r = expect(p, [("raw4", EPERM), ("raw6", EPERM), ("packet", "OK")])
+        msgs = [e["msg"] for e in r.events if e["type"] == "agent"]
+        check(any("packet sockets are not refused" in m for m in msgs), "said: %r" % msgs)
+    p = profile(OPEN + "default deny net\nallow net raw\n")
+    expect(p, [("raw4", "OK"), ("raw6", "OK"), ("packet", "OK")])
+    p = profile(OPEN + "default allow net\ndeny net raw\n")
+    r = expect(p, [("raw4", EPERM)])
+    check_eq([e["rule"] for e in denials(r.events)], [rule_of(p, "deny net raw")],
+             "rule (log: %s)" % open(r.log).read())
+
+
 TESTS = [
+    test_raw_and_packet_sockets,
     test_allowed_and_denied_tcp,
     test_every_route_to_a_denied_local_port,
     test_udp_sendto_and_bind,

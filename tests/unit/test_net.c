@@ -304,19 +304,41 @@ START_TEST(structure_errors)
 	static const int cols2[] = {23, 33};
 	static const char *const msgs2[] = {"bad address '300.0.0.1'", "bad port '99999'"};
 	static const int cols3[] = {11, 29};
-	static const char *const msgs3[] = {"bad net operation 'listen': expected connect or bind",
+	static const char *const msgs3[] = {"bad net operation 'listen': expected connect, bind or raw",
 					    "missing ':PORT'"};
 
 	/* address and ports are checked apart */
 	errors("allow net connect tcp 300.0.0.1:99999", 2, cols2, msgs2);
 	errors("allow net listen tcp 1.2.3.4", 2, cols3, msgs3);
-	one_error("allow net", 10, "missing operation: expected connect or bind");
+	one_error("allow net", 10, "missing operation: expected connect, bind or raw");
 	one_error("allow net connect", 18, "missing protocol: expected tcp, udp or unix");
 	one_error("allow net connect sctp 1.2.3.4:1", 19,
 		  "bad protocol 'sctp': expected tcp, udp or unix");
 	one_error("allow net connect tcp", 22, "missing ADDR:PORTS");
 	/* in a quoted operand the column is the token's */
 	one_error("allow net connect tcp \"10.0.0.1:x\"", 23, "bad port 'x'");
+}
+END_TEST
+
+START_TEST(net_raw_rules)
+{
+	struct bw_diags d = {};
+	struct bw_profile *p = NULL;
+	const char *text = "profile t\nallow net raw\ndeny net raw\n";
+
+	ck_assert_int_eq(bw_profile_parse_string("t.profile", text, strlen(text), NULL, &p, &d), 0);
+	ck_assert_uint_eq(p->nrules, 2);
+	ck_assert_int_eq(p->rules[0].cat, BW_CAT_NET);
+	ck_assert_int_eq(p->rules[0].net.op, BW_NET_RAW);
+	ck_assert_int_eq(p->rules[1].verdict, BW_RULE_DENY);
+	bw_profile_free(p);
+	bw_diags_free(&d);
+	text = "profile t\nallow net raw tcp\n";
+	p = NULL;
+	ck_assert_int_eq(bw_profile_parse_string("t.profile", text, strlen(text), NULL, &p, &d),
+			 -EINVAL);
+	ck_assert_uint_eq(d.nerrors, 1);
+	bw_diags_free(&d);
 }
 END_TEST
 
@@ -332,6 +354,7 @@ Suite *net_suite(void)
 	tcase_add_test(tc, address_errors);
 	tcase_add_test(tc, port_errors);
 	tcase_add_test(tc, structure_errors);
+	tcase_add_test(tc, net_raw_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }
