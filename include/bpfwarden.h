@@ -29,6 +29,7 @@
 #define BW_MAX_CGROUPS 8192
 /* Trie entries (each subtree rule takes two), net keys and pinned deny inodes, all profiles. */
 #define BW_MAX_NET_KEYS 16384
+#define BW_MAX_UNIX_KEYS 16384
 #define BW_MAX_FILE_KEYS 131072
 #define BW_MAX_INODE_PINS 16384
 /*
@@ -191,6 +192,28 @@ struct bw_net_value {
 _Static_assert(sizeof(struct bw_net_value) == 136, "bw_net_value size");
 
 /*
+ * unix socket rules: exact names, a filesystem path ("/run/app.sock", as the
+ * connecting process sees the socket file) or an abstract name written
+ * "@name". connect rules also decide datagrams sent to the socket.
+ */
+#define BW_UNIX_NAME 108
+
+struct bw_unix_key {
+	__u32 policy;
+	__u8 op; /* BW_NOP_CONNECT or BW_NOP_BIND */
+	__u8 pad[3];
+	char name[BW_UNIX_NAME];
+};
+_Static_assert(sizeof(struct bw_unix_key) == 116, "bw_unix_key size");
+
+struct bw_unix_value {
+	__u16 rule;
+	__u8 verdict;
+	__u8 pad;
+};
+_Static_assert(sizeof(struct bw_unix_value) == 4, "bw_unix_value size");
+
+/*
  * The object of a network event, in the path bytes of struct bw_event. For
  * BW_OP_SOCKET (a raw or packet socket): family 4, 6 or 17 (AF_PACKET),
  * proto the socket type, port the protocol number, addr zero.
@@ -236,6 +259,7 @@ enum bw_op {
 #define BW_EVF_INODE_PIN 0x2	 /* decided by a pinned inode, not the path */
 #define BW_EVF_UNREACHABLE 0x4	 /* pseudo file (pipe, socket, memfd): no path */
 #define BW_EVF_FS_RELATIVE 0x8	 /* path is relative to the file system of `dev` */
+#define BW_EVF_UNIX 0x10	 /* a unix socket event: the path bytes are its name */
 
 #define BW_COMM_LEN 16
 

@@ -100,7 +100,9 @@ int cmd_status(int argc, char **argv)
 	yesno("exec rules", !why, why);
 	yesno("net rules (tcp, udp)", !s->tp_attach_err && s->cgroup2,
 	      "cgroup connect/sendmsg/bind programs, with or without BPF LSM");
-	yesno("net rules (unix, raw)", 0, "not in this version");
+	yesno("net rules (unix, packet sockets)", !why, why);
+	yesno("net raw (raw IP sockets)", !s->tp_attach_err && s->cgroup2,
+	      "cgroup sock_create program");
 	show_governed();
 	return why ? 3 : 0;
 }

@@ -373,6 +373,36 @@ static int net_add(struct bw_compiled *c, size_t *cap, int op, int proto, const 
 	return 0;
 }
 
+/* unix rules are exact names: "@name" or a path; deny wins, the earliest rule is reported. */
+static int unix_add(struct bw_compiled *c, const struct bw_rule *r, __u16 id)
+{
+	struct bw_unix_entry e = {}, *x, *nv;
+	__u8 v = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+	size_t i;
+
+	e.key.op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
+	snprintf(e.key.name, sizeof(e.key.name), "%s%s", r->net.unix_abstract ? "@" : "",
+		 r->net.unix_path);
+	for (i = 0; i < c->nunixes; i++) {
+		x = &c->unixes[i];
+		if (x->key.op == e.key.op && !strcmp(x->key.name, e.key.name)) {
+			if (v == BW_V_DENY && x->val.verdict != BW_V_DENY) {
+				x->val.verdict = v;
+				x->val.rule = id;
+			}
+			return 0;
+		}
+	}
+	nv = realloc(c->unixes, (c->nunixes + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	c->unixes = nv;
+	e.val.verdict = v;
+	e.val.rule = id;
+	c->unixes[c->nunixes++] = e;
+	return 0;
+}
+
 static int net_entry_cmp_plen_desc(const void *x, const void *y)
 {
 	const struct bw_net_entry *const *a = x, *const *b = y;
@@ -401,11 +431,8 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 		if (r->cat != BW_CAT_NET || r->net.op == BW_NET_RAW)
 			continue;
 		if (r->net.proto == BW_NET_UNIX) {
-			snprintf(err, errlen,
-				 "%s:%d: unix socket rules are not enforced by this version yet; "
-				 "remove them or use `bpfwarden check` only",
-				 r->origin.file, r->origin.line);
-			return -EOPNOTSUPP;
+			ret = unix_add(c, r, id);
+			continue;
 		}
 		op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
 		proto = r->net.proto == BW_NET_UDP ? 17 : 6;
@@ -557,6 +584,7 @@ void bw_compiled_free(struct bw_compiled *c)
 	free(c->files);
 	free(c->execs);
 	free(c->nets);
+	free(c->unixes);
 	free(c->pins);
 	memset(c, 0, sizeof(*c));
 }

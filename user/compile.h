@@ -35,6 +35,12 @@ struct bw_net_entry {
 	struct bw_net_value own; /* this prefix's own ranges, before inheritance */
 };
 
+/* One unix rule entry (the policy id is added when it is stored). */
+struct bw_unix_entry {
+	struct bw_unix_key key;
+	struct bw_unix_value val;
+};
+
 struct bw_compiled {
 	struct bw_policy policy;
 	struct bw_file_entry *files; /* file rules, sorted by key */
@@ -44,6 +50,8 @@ struct bw_compiled {
 	int memfd_denied;
 	struct bw_net_entry *nets;
 	size_t nnets;
+	struct bw_unix_entry *unixes;
+	size_t nunixes;
 	struct bw_pin_req *pins;
 	size_t npins;
 };
@@ -51,7 +59,7 @@ struct bw_compiled {
 /*
  * Compile the file, exec and net rules of `p`. Rule ids are 1 + the index in
  * p->rules. Returns 0, or -ENOMEM, -E2BIG, or -EOPNOTSUPP with `err` filled
- * when the profile uses what this build cannot enforce yet (unix rules).
+ * when the profile uses what this build cannot enforce.
  */
 int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen);
 void bw_compiled_free(struct bw_compiled *c);

@@ -151,7 +151,10 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 	jw_strn(w, "comm", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
 	jw_str(w, "exe", exe);
 	jw_end(w);
-	if (ev->op == BW_OP_SOCKET) {
+	if (ev->flags & BW_EVF_UNIX) {
+		jw_str(w, "family", "unix");
+		jw_strn(w, "unix", path, ev->path_len);
+	} else if (ev->op == BW_OP_SOCKET) {
 		put_socket(w, path, ev->path_len);
 	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
 		put_net(w, path, ev->path_len);

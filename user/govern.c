@@ -80,6 +80,8 @@ int bw_slot_release(struct bw_maps *m, uint32_t id)
 			   offsetof(struct bw_path_key, policy), sizeof(__u32), id);
 	delete_policy_keys(m->net_rules, sizeof(struct bw_net_key),
 			   offsetof(struct bw_net_key, policy), sizeof(__u32), id);
+	delete_policy_keys(m->unix_rules, sizeof(struct bw_unix_key),
+			   offsetof(struct bw_unix_key, policy), sizeof(__u32), id);
 	delete_policy_keys(m->inodes, sizeof(struct bw_inode_key),
 			   offsetof(struct bw_inode_key, policy), sizeof(__u16), id);
 	return bpf_map_update_elem(m->policies, &id, &empty, BPF_ANY) ? -errno : 0;
@@ -144,13 +146,35 @@ static int write_net(struct bw_maps *m, const struct bw_compiled *c, uint32_t id
 	return 0;
 }
 
+static int write_unix(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < c->nunixes; i++) {
+		struct bw_unix_key k = c->unixes[i].key;
+
+		k.policy = id;
+		if (bpf_map_update_elem(m->unix_rules, &k, &c->unixes[i].val, BPF_ANY)) {
+			int ret = -errno;
+
+			bw_err("cannot store a unix socket rule: %s (at most %d for all loaded "
+			       "profiles)",
+			       strerror(-ret), BW_MAX_UNIX_KEYS);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
 {
 	int ret = write_keys(m->file_rules, c->files, c->nfiles, id);
 
 	if (!ret)
 		ret = write_keys(m->exec_rules, c->execs, c->nexecs, id);
-	return ret ? ret : write_net(m, c, id);
+	if (!ret)
+		ret = write_net(m, c, id);
+	return ret ? ret : write_unix(m, c, id);
 }
 
 struct pin_set {

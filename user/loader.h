@@ -12,7 +12,7 @@
 #define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
 #define BW_RUN_DIR "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
-#define BW_MAPS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+#define BW_MAPS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 struct bw_maps {
 	int cgroups;
@@ -20,6 +20,7 @@ struct bw_maps {
 	int file_rules;
 	int exec_rules;
 	int net_rules;
+	int unix_rules;
 	int inodes;
 	int rbufs;
 	int counters;

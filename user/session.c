@@ -47,7 +47,7 @@ static const char *profile_libdir(void)
 /* Does enforcing this profile need the file and exec hooks? */
 static bool needs_lsm(const struct bw_compiled *c)
 {
-	return c->nfiles || c->nexecs || c->policy.default_file != BW_V_ALLOW ||
+	return c->nfiles || c->nexecs || c->nunixes || c->policy.default_file != BW_V_ALLOW ||
 	       c->policy.default_exec != BW_V_ALLOW || c->policy.exec_memfd_rule;
 }
 
@@ -98,10 +98,10 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 	}
 	why = bw_lsm_unavailable(sup);
 	if (why && needs_lsm(&s->compiled)) {
-		bw_err("file and exec rules need BPF LSM: %s. Network rules alone are enforced "
-		       "on this kernel (cgroup programs): a profile with `default allow file`, "
-		       "`default allow exec` and no file or exec rules runs here. `bpfwarden "
-		       "status` shows what this kernel supports.",
+		bw_err("file, exec and unix socket rules need BPF LSM: %s. TCP and UDP rules "
+		       "alone are enforced on this kernel (cgroup programs): a profile with "
+		       "`default allow file`, `default allow exec` and no file, exec or unix "
+		       "rules runs here. `bpfwarden status` shows what this kernel supports.",
 		       why);
 		return 1;
 	}
@@ -170,8 +170,8 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		 "keys, %zu inode pins%s%s)",
 		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode),
 		 s->compiled.nfiles, s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved,
-		 s->net_only ? "; no BPF LSM on this kernel: network rules only, and packet "
-			       "sockets are not refused"
+		 s->net_only ? "; no BPF LSM on this kernel: tcp and udp rules only, and packet "
+			       "and unix sockets are not refused"
 			     : "",
 		 s->slot.link_scan_incomplete
 			 ? "; the hard-link scan of denied directories stopped at its bound: other "

@@ -6,6 +6,9 @@ line and prints one line per attempt, "OK" or "ERR <errno name>".
     udp:ADDR:PORT   unconnected sendto  bind:ADDR:PORT  bind a TCP socket
     ctypes:ADDR:PORT  libc connect() through ctypes (IPv4)
     raw4 | raw6 | packet   create a raw IPv4/IPv6 (ICMP) or a packet socket
+    unix:PATH | unix:@NAME       connect a stream socket
+    unixdg:PATH | unixdg:@NAME   send one datagram, unconnected
+    unixbind:PATH | unixbind:@NAME
 """
 import ctypes
 import errno
@@ -71,7 +74,36 @@ SOCKETS = {
     "packet": (socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3)),  # ETH_P_ALL
 }
 
+def unix_name(n):
+    return "\0" + n[1:] if n.startswith("@") else n
+
+
+def unix_stream(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(unix_name(n))
+    s.close()
+
+
+def unix_dgram(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.sendto(b"x", unix_name(n))
+    s.close()
+
+
+def unix_bind(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(unix_name(n))
+    s.close()
+
+
+UNIX = {"unix": unix_stream, "unixdg": unix_dgram, "unixbind": unix_bind}
+
 for spec in sys.argv[1:]:
+    kind = spec.split(":", 1)[0]
+    if kind in UNIX:
+        print(attempt(lambda: UNIX[kind](spec.split(":", 1)[1])))
+        sys.stdout.flush()
+        continue
     if spec in SOCKETS:
         print(attempt(lambda: socket.socket(*SOCKETS[spec]).close()))
         sys.stdout.flush()

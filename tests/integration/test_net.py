@@ -189,7 +189,7 @@ def test_raw_and_packet_sockets():
         # Without BPF LSM packet sockets cannot be refused, and the agent says so.
         r = expect(p, [("raw4", EPERM), ("raw6", EPERM), ("packet", "OK")])
         msgs = [e["msg"] for e in r.events if e["type"] == "agent"]
-        check(any("packet sockets are not refused" in m for m in msgs), "said: %r" % msgs)
+        check(any("packet and unix sockets are not refused" in m for m in msgs), "said: %r" % msgs)
     p = profile(OPEN + "default deny net\nallow net raw\n")
     expect(p, [("raw4", "OK"), ("raw6", "OK"), ("packet", "OK")])
     p = profile(OPEN + "default allow net\ndeny net raw\n")
@@ -198,7 +198,45 @@ def test_raw_and_packet_sockets():
              "rule (log: %s)" % open(r.log).read())
 
 
+def test_unix_sockets():
+    S = "/tmp/bwit"
+    p = profile(OPEN + "default deny net\n"
+                "allow net connect unix %s/app.sock\n" % S +
+                "allow net connect unix @bw-app\n"
+                "allow net bind unix %s/mine.sock\n" % S)
+    if not lsm_active():
+        r = run(p, ["true"])
+        check_eq(r.rc, 1, "unix rules without BPF LSM are refused, not ignored")
+        check("need BPF LSM" in r.stderr, "says why: " + r.stderr)
+        return
+    socks = []
+    for name, kind in (("%s/app.sock" % S, socket.SOCK_STREAM), ("%s/other.sock" % S,
+                       socket.SOCK_STREAM), ("\0bw-app", socket.SOCK_STREAM),
+                       ("\0bw-other", socket.SOCK_STREAM), ("%s/dg.sock" % S, socket.SOCK_DGRAM)):
+        s = socket.socket(socket.AF_UNIX, kind)
+        s.bind(name)
+        if kind == socket.SOCK_STREAM:
+            s.listen(8)
+        socks.append(s)
+    os.symlink(S + "/other.sock", S + "/innocent.sock")
+    try:
+        r = expect(p, [("unix:%s/app.sock" % S, "OK"), ("unix:%s/other.sock" % S, EPERM),
+                       ("unix:%s/innocent.sock" % S, EPERM), ("unix:@bw-app", "OK"),
+                       ("unix:@bw-other", EPERM), ("unixdg:%s/dg.sock" % S, EPERM),
+                       ("unixbind:%s/mine.sock" % S, "OK"), ("unixbind:%s/x.sock" % S, EPERM),
+                       ("unixbind:@bw-x", EPERM)])
+        got = [(e["op"], e["family"], e["unix"]) for e in denials(r.events)]
+        check_eq(got, [("connect", "unix", S + "/other.sock"),
+                       ("connect", "unix", S + "/other.sock"),
+                       ("connect", "unix", "@bw-other"), ("sendmsg", "unix", S + "/dg.sock"),
+                       ("bind", "unix", S + "/x.sock"), ("bind", "unix", "@bw-x")], "events")
+    finally:
+        for s in socks:
+            s.close()
+
+
 TESTS = [
+    test_unix_sockets,
     test_raw_and_packet_sockets,
     test_allowed_and_denied_tcp,
     test_every_route_to_a_denied_local_port,

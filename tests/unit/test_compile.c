@@ -130,15 +130,21 @@ START_TEST(defaults_and_on_deny)
 }
 END_TEST
 
-START_TEST(unix_rules_refused)
+START_TEST(unix_rules)
 {
 	char err[256] = "";
 
-	ck_assert_int_eq(compile_text("profile t\nallow net connect unix /run/x.sock\n", err,
-				      sizeof(err)),
-			 -EOPNOTSUPP);
-	ck_assert_ptr_nonnull(strstr(err, "t.profile:2"));
-	ck_assert_ptr_nonnull(strstr(err, "unix socket rules are not enforced"));
+	ck_assert_int_eq(compile_text("profile t\nallow net connect unix /run/x.sock\n"
+				      "deny net connect unix /run/x.sock\nallow net bind unix @name\n",
+				      err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(comp.nunixes, 2);
+	ck_assert_str_eq(comp.unixes[0].key.name, "/run/x.sock");
+	ck_assert_uint_eq(comp.unixes[0].key.op, BW_NOP_CONNECT);
+	ck_assert_uint_eq(comp.unixes[0].val.verdict, BW_V_DENY);
+	ck_assert_uint_eq(comp.unixes[0].val.rule, 2);
+	ck_assert_str_eq(comp.unixes[1].key.name, "@name");
+	ck_assert_uint_eq(comp.unixes[1].key.op, BW_NOP_BIND);
 }
 END_TEST
 
@@ -291,7 +297,7 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, deny_wins_ties_and_first_rule_reported);
 	tcase_add_test(tc, root_subtree);
 	tcase_add_test(tc, defaults_and_on_deny);
-	tcase_add_test(tc, unix_rules_refused);
+	tcase_add_test(tc, unix_rules);
 	tcase_add_test(tc, net_prefixes_and_ranges);
 	tcase_add_test(tc, net_too_many_ranges);
 	tcase_add_test(tc, exec_rules_and_memfd);
