@@ -144,7 +144,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		return 0;
 
 	c = bw_counters_of(policy);
-	if (c) {
+	if (c && mode != BW_MODE_LEARN) {
 		__sync_fetch_and_add(&c->denied, 1);
 		if (flags & BW_EVF_PATH_TOO_LONG)
 			__sync_fetch_and_add(&c->truncated, 1);
@@ -157,6 +157,25 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	else
 		type = BW_EV_AUDIT;
 
+	if (type == BW_EV_LEARN) {
+		struct bw_learn_key lk = {};
+		struct inode *inode = dentry->d_inode;
+
+		lk.cgroup = cgid;
+		lk.op = op;
+		lk.access = access;
+		if (inode) {
+			lk.a = inode->i_ino;
+			lk.c = inode->i_sb->s_dev;
+		} else {
+			/* A name about to be created: its directory and the name. */
+			lk.a = dentry->d_parent->d_inode ? dentry->d_parent->d_inode->i_ino : 0;
+			lk.b = dentry->d_name.hash;
+			lk.c = dentry->d_sb->s_dev;
+		}
+		if (!bw_learn_first(&lk))
+			return 0;
+	}
 	bw_event_fill(s, cgid, policy, type, op, type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
 		      access, d.rule, flags);
 	if (flags & BW_EVF_FS_RELATIVE)

@@ -106,6 +106,23 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_counters SEC(".maps");
 
+/* What learn mode has already reported (include/bpfwarden.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, BW_MAX_LEARNED);
+	__type(key, struct bw_learn_key);
+	__type(value, __u8);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_learned SEC(".maps");
+
+/* True the first time this object is learned for the cgroup; false after. */
+static __always_inline bool bw_learn_first(struct bw_learn_key *k)
+{
+	__u8 one = 1;
+
+	return bpf_map_update_elem(&bw_learned, k, &one, BPF_NOEXIST) == 0;
+}
+
 static __always_inline struct bw_counters *bw_counters_of(__u32 policy)
 {
 	return bpf_map_lookup_elem(&bw_counters, &policy);

@@ -69,12 +69,23 @@ static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 
 	__u8 type;
 	void *rb;
 
-	c = bw_counters_of(policy);
-	if (c)
-		__sync_fetch_and_add(&c->denied, 1);
 	type = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
-	if (cg->mode == BW_MODE_LEARN && rule == 0)
+	if (cg->mode == BW_MODE_LEARN && rule == 0) {
+		struct bw_learn_key lk = {};
+
 		type = BW_EV_LEARN;
+		lk.cgroup = cgid;
+		__builtin_memcpy(&lk.a, addr, 8);
+		__builtin_memcpy(&lk.b, addr + 8, 8);
+		lk.c = ((__u32)proto << 16) | port;
+		lk.op = op;
+		lk.access = family;
+		if (!bw_learn_first(&lk))
+			return 1;
+	}
+	c = bw_counters_of(policy);
+	if (c && type != BW_EV_LEARN)
+		__sync_fetch_and_add(&c->denied, 1);
 	s = bpf_map_lookup_elem(&bw_net_scratch, &zero);
 	if (!s)
 		return type == BW_EV_DENY ? 0 : 1;

@@ -102,6 +102,14 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 
 #define AF_UNIX 1
 
+/* unix names already learned, per policy (the name is the whole key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct bw_unix_key);
+	__type(value, __u8);
+} bw_unix_learned SEC(".maps");
+
 struct bw_unix_scratch {
 	struct bw_unix_key key;
 	struct bw_sock_event_unix {
@@ -142,11 +150,16 @@ static __always_inline int bw_unix_decide(struct bw_unix_scratch *u, __u64 cgid,
 	if (verdict != BW_V_DENY)
 		return 0;
 	c = bw_counters_of(policy);
-	if (c)
-		__sync_fetch_and_add(&c->denied, 1);
 	evtype = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
-	if (cg->mode == BW_MODE_LEARN && !rule)
+	if (cg->mode == BW_MODE_LEARN && !rule) {
+		__u8 one = 1;
+
 		evtype = BW_EV_LEARN;
+		if (bpf_map_update_elem(&bw_unix_learned, &u->key, &one, BPF_NOEXIST))
+			return 0;
+	} else if (c) {
+		__sync_fetch_and_add(&c->denied, 1);
+	}
 	__builtin_memset(&u->out.ev, 0, sizeof(u->out.ev));
 	u->out.ev.ts_boot_ns = bpf_ktime_get_boot_ns();
 	u->out.ev.cgroup_id = cgid;

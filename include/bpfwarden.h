@@ -226,6 +226,26 @@ struct bw_net_obj {
 };
 _Static_assert(sizeof(struct bw_net_obj) == 20, "bw_net_obj size");
 
+/*
+ * Learn mode sends each distinct (cgroup, operation, object, access) once:
+ * bw_learned remembers what was sent (an LRU map: past its capacity an old
+ * object may be sent again, which the agent merges). Objects: a file by
+ * device and inode (a name being created: its directory's inode and the
+ * name's hash), an endpoint by address, port and protocol.
+ */
+#define BW_MAX_LEARNED 65536
+
+struct bw_learn_key {
+	__u64 cgroup;
+	__u64 a;
+	__u64 b;
+	__u32 c;
+	__u8 op;
+	__u8 access;
+	__u16 pad;
+};
+_Static_assert(sizeof(struct bw_learn_key) == 32, "bw_learn_key size");
+
 enum bw_event_type {
 	BW_EV_DENY = 1,
 	BW_EV_AUDIT = 2,

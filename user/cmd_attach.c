@@ -6,6 +6,7 @@
  * attach that governed it notices and exits.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -160,5 +161,72 @@ int cmd_detach(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: bpfwarden detach --cgroup PATH\n");
+	return 2;
+}
+
+/* bpfwarden mode: switch a governed subtree's mode; each cgroup's entry changes atomically. */
+struct mode_arg {
+	struct bw_maps *m;
+	unsigned mode;
+	int changed;
+};
+
+static int mode_fn(const char *path, uint64_t id, void *arg)
+{
+	struct mode_arg *a = arg;
+	struct bw_cgroup v;
+
+	if (bpf_map_lookup_elem(a->m->cgroups, &id, &v))
+		return 0;
+	v.mode = a->mode;
+	if (bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_EXIST))
+		return -errno;
+	a->changed++;
+	return 0;
+}
+
+int cmd_mode(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"cgroup", required_argument, NULL, 'c'},
+		{},
+	};
+	struct bw_maps m = BW_MAPS_INIT;
+	struct mode_arg a = {.m = &m};
+	const char *cgroup = NULL;
+	char cgdir[PATH_MAX];
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+		if (c == 'c')
+			cgroup = optarg;
+		else
+			goto usage;
+	}
+	if (!cgroup || optind != argc - 1 || bw_parse_mode(argv[optind], &a.mode))
+		goto usage;
+	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
+	if (ret) {
+		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
+		return 1;
+	}
+	if (bw_open_pinned(&m)) {
+		bw_err("nothing is governed: no pinned state under %s", BW_PIN_ROOT);
+		return 1;
+	}
+	ret = bw_lock(&m);
+	if (!ret)
+		ret = bw_cgroup_walk(cgdir, mode_fn, &a);
+	bw_unlock(&m);
+	bw_maps_close(&m);
+	if (ret || !a.changed) {
+		bw_err("%s: %s", cgdir, ret ? strerror(-ret) : "not governed");
+		return 1;
+	}
+	printf("%s: %s (%d cgroups)\n", bw_cgroup_rel(cgdir), bw_mode_name(a.mode), a.changed);
+	return 0;
+usage:
+	fprintf(stderr, "usage: bpfwarden mode --cgroup PATH enforce|audit|learn\n");
 	return 2;
 }

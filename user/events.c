@@ -140,7 +140,11 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 	jw_str(w, "type", type_name(ev->type));
 	jw_str(w, "op", bw_op_name(ev->op));
 	jw_str(w, "decision", ev->decision == BW_V_DENY ? "deny" : "allow");
-	jw_str(w, "mode", e->mode);
+	/* The mode that produced the record: it can change under a running agent. */
+	jw_str(w, "mode", ev->type == BW_EV_AUDIT   ? "audit"
+			  : ev->type == BW_EV_LEARN ? "learn"
+			  : !strcmp(e->mode, "learn") ? "learn" /* a deny rule, in learn mode */
+						      : "enforce");
 	put_cgroup(w, ev->cgroup_id, cgroup_path);
 	jw_obj(w, "proc");
 	jw_u64(w, "pid", ev->pid);
@@ -290,6 +294,8 @@ static int handle(void *ctx, void *data, size_t size)
 		e->audits++;
 	} else {
 		e->learned++;
+		if (e->on_learn)
+			e->on_learn(e->learn_ctx, ev, path, exe);
 	}
 	return 0;
 }

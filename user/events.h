@@ -30,6 +30,9 @@ struct bw_events {
 	uint64_t lost_reported;
 	uint64_t denials, audits, learned, lost;
 	int killed;
+	/* Called for each learn record, after it is logged (run --mode learn --output). */
+	void (*on_learn)(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
+	void *learn_ctx;
 };
 
 int bw_events_open(struct bw_events *e, int rb_fd);

@@ -15,6 +15,7 @@ static const struct {
 	{"run", cmd_run, "run --profile FILE [--mode M] [--log FILE] -- CMD [ARG...]"},
 	{"attach", cmd_attach, "attach --cgroup PATH --profile FILE [--mode M] [--log FILE]"},
 	{"detach", cmd_detach, "detach --cgroup PATH"},
+	{"mode", cmd_mode, "mode --cgroup PATH enforce|audit|learn"},
 	{"status", cmd_status, "status"},
 	{"check", cmd_check, "check FILE..."},
 	{"reset", cmd_reset, "reset   (unpin everything: nothing stays governed)"},

@@ -399,6 +399,50 @@ def test_full_ring_buffer_reports_lost_events():
     check_eq(denied + lost, n, "deny events + lost count")
 
 
+def test_learn_mode_and_switching_modes():
+    """Learn sends each distinct access once and keeps the profile's denies;
+    `bpfwarden mode` switches a running cgroup to enforce and audit."""
+    write(S + "/a", "a\n")
+    write(S + "/secret", "s\n")
+    root = cgroup_root()
+    cg = os.path.join(root, "bwtest-learn")
+    os.makedirs(cg, exist_ok=True)
+    p = profile("default deny\n" + RUNTIME_RULES + "allow file r /etc/**\n"
+                "deny file r %s/secret\n" % S)
+    log = S + "/learn.log"
+    agent = subprocess.Popen([BW, "attach", "--cgroup", cg, "--profile", p, "--mode", "learn",
+                              "--log", log])
+
+    def in_cgroup(*ops):
+        cmd = "echo $$ > %s/cgroup.procs && exec %s -" % (cg, FSOP)
+        return subprocess.run(["sh", "-c", cmd], input="".join(" ".join(o) + "\n" for o in ops),
+                              capture_output=True, text=True).stdout.split("\n")[:-1]
+
+    try:
+        wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="attach")
+        got = in_cgroup(("read", S + "/a"), ("read", S + "/a"), ("append", S + "/a"),
+                        ("read", S + "/secret"))
+        check_eq(got, ["OK", "OK", "OK", EACCES], "learn mode outcomes")
+        wait_for(lambda: S + "/secret" in read(log), what="events")
+        evs = [e for e in events(log) if e.get("path", "").startswith(S)]
+        check_eq([(e["type"], e["path"], e["access"], e["mode"]) for e in evs],
+                 [("learn", S + "/a", "r", "learn"), ("learn", S + "/a", "w", "learn"),
+                  ("deny", S + "/secret", "r", "learn")], "one learn event per access")
+        out = subprocess.run([BW, "mode", "--cgroup", cg, "enforce"], capture_output=True,
+                             text=True)
+        check_eq(out.returncode, 0, "mode switch (%s)" % out.stderr)
+        check_eq(in_cgroup(("read", S + "/a")), [EACCES], "enforce after the switch")
+        subprocess.run([BW, "mode", "--cgroup", cg, "audit"], check=True, capture_output=True)
+        check_eq(in_cgroup(("read", S + "/a")), ["OK"], "audit after the switch")
+        wait_for(lambda: sum(1 for e in events(log) if e["type"] == "audit") >= 1, what="audit")
+        check(agent.poll() is None, "the agent stayed attached through the switches")
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
+        subprocess.run(["sh", "-c", "cat %s/cgroup.procs | while read p; do echo $p > "
+                        "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
+
+
 def test_run_exit_status_and_cleanup():
     p = profile("default allow\n")
     r = run(p, ["sh", "-c", "exit 7"])
@@ -431,6 +475,7 @@ TESTS = [
     test_attach_child_cgroup_outside_and_detach,
     test_attach_detaches_on_sigterm,
     test_full_ring_buffer_reports_lost_events,
+    test_learn_mode_and_switching_modes,
     test_run_exit_status_and_cleanup,
     test_bad_profile_changes_nothing,
 ]
