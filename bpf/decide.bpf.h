@@ -158,20 +158,24 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		type = BW_EV_AUDIT;
 
 	if (type == BW_EV_LEARN) {
+		/*
+		 * Read with probes, not loads: a name being created has no inode,
+		 * and a plain load through a NULL from a trusted pointer oopses.
+		 */
 		struct bw_learn_key lk = {};
-		struct inode *inode = dentry->d_inode;
+		struct inode *inode = BPF_CORE_READ(dentry, d_inode);
 
 		lk.cgroup = cgid;
 		lk.op = op;
 		lk.access = access;
 		if (inode) {
-			lk.a = inode->i_ino;
-			lk.c = inode->i_sb->s_dev;
+			lk.a = BPF_CORE_READ(inode, i_ino);
+			lk.c = BPF_CORE_READ(inode, i_sb, s_dev);
 		} else {
 			/* A name about to be created: its directory and the name. */
-			lk.a = dentry->d_parent->d_inode ? dentry->d_parent->d_inode->i_ino : 0;
-			lk.b = dentry->d_name.hash;
-			lk.c = dentry->d_sb->s_dev;
+			lk.a = BPF_CORE_READ(dentry, d_parent, d_inode, i_ino);
+			lk.b = BPF_CORE_READ(dentry, d_name.hash);
+			lk.c = BPF_CORE_READ(dentry, d_sb, s_dev);
 		}
 		if (!bw_learn_first(&lk))
 			return 0;

@@ -65,7 +65,16 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 	s->maps = (struct bw_maps)BW_MAPS_INIT;
 	s->slot.rb_fd = -1;
 
-	ret = bw_profile_load(profile_path, profile_libdir(), &s->profile, &diags);
+	if (profile_path) {
+		ret = bw_profile_load(profile_path, profile_libdir(), &s->profile, &diags);
+	} else {
+		/* Learning from nothing: everything the workload does is new. */
+		static const char text[] = "profile learned\ndefault deny\n";
+
+		profile_path = "(built-in learn profile)";
+		ret = bw_profile_parse_string(profile_path, text, sizeof(text) - 1, NULL, &s->profile,
+					      &diags);
+	}
 	bw_diags_print(stderr, &diags);
 	bw_diags_free(&diags);
 	if (ret) {

@@ -38,7 +38,8 @@ int bw_parse_mode(const char *s, unsigned *mode);
 const char *bw_mode_name(unsigned mode);
 
 /*
- * Parse and compile the profile, make sure the kernel side is loaded, take a
+ * Parse and compile the profile (NULL: an empty `default deny` one, for
+ * learning), make sure the kernel side is loaded, take a
  * slot and open the log. mode_opt (NULL: the profile's mode, else enforce)
  * and log_path (NULL: stderr) as given on the command line. Returns 0, or a
  * process exit status after telling the user why.

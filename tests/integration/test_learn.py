@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Learn mode round trip: learn a workload, enforce the generated profile,
+run the same workload again unchanged (no denial), then a variant that opens
+a new file, reaches a new address and runs a new program is refused exactly
+on those three, with events."""
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bwtest import BW, SCRATCH, check, check_eq, denials, events, main, run, write
+
+S = SCRATCH
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, "learn_workload.py")
+PY = "/usr/bin/python3"
+PORT, PORT2 = 19280, 19281
+
+
+def serve(ports):
+    socks = []
+    for p in ports:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", p))
+        s.listen(16)
+        socks.append(s)
+
+        def loop(s=s):
+            while True:
+                try:
+                    c, _ = s.accept()
+                    c.close()
+                except OSError:
+                    return
+        threading.Thread(target=loop, daemon=True).start()
+    return socks
+
+
+def test_learn_enforce_round_trip():
+    for i in range(3):
+        write("%s/in/%d.json" % (S, i), '{"n": %d}\n' % i)
+    write(S + "/other/new.txt", "new\n")
+    os.makedirs(S + "/work")
+    socks = serve([PORT, PORT2])
+    try:
+        out = S + "/learned.profile"
+        cmd = [PY, WORKLOAD, S, str(PORT), str(PORT2)]
+        log = S + "/learn.log"
+        r = subprocess.run([BW, "run", "--mode", "learn", "--output", out, "--log", log, "--"]
+                           + cmd, capture_output=True, text=True)
+        check_eq(r.returncode, 0, "learning run (stderr %s)" % r.stderr)
+        check(os.path.exists(out), "profile written")
+        text = open(out).read()
+        c = subprocess.run([BW, "check", out], capture_output=True, text=True)
+        check_eq(c.returncode, 0, "bpfwarden check of the learned profile: %s\n%s"
+                 % (c.stderr, text))
+        check("/**" not in [l.split()[-1] for l in text.splitlines() if l.startswith("allow")],
+              "no rule for the whole tree")
+        for needle in ("allow exec /usr/bin/true", "allow net connect tcp 127.0.0.1:%d" % PORT,
+                       S + "/work/out.txt"):
+            check(needle in text, "learned %r:\n%s" % (needle, text))
+        # The same workload, enforced by what was learned: no denial.
+        r = run(out, cmd)
+        check_eq(r.rc, 0, "enforced rerun (stdout %s, stderr %s)" % (r.stdout, r.stderr))
+        check_eq(denials(r.events), [], "denials on the unchanged workload")
+        # The variant: refused on exactly the three new things.
+        r = run(out, cmd + ["--variant"])
+        check_eq(r.rc, 1, "variant exit status")
+        failed = [l.split()[0] for l in r.stdout.splitlines() if "FAILED" in l]
+        check_eq(failed, ["new-file", "new-port", "new-program"], "refused steps")
+        # A new program is refused when the kernel opens it to run it (file r)
+        # or, were it readable, by the exec rules: either event names it.
+        d = denials(r.events)
+        what = sorted(e.get("path") or "%s:%d" % (e.get("addr"), e.get("port", 0)) for e in d)
+        check_eq(what, sorted([S + "/other/new.txt", "127.0.0.1:%d" % PORT2, "/usr/bin/id"]),
+                 "deny events")
+        check(all(e["op"] in ("open", "connect", "exec") for e in d), "ops: %r" % d)
+    finally:
+        for s in socks:
+            s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+
+TESTS = [test_learn_enforce_round_trip]
+
+if __name__ == "__main__":
+    sys.exit(main(TESTS, sys.argv))

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Learn mode aggregation: what a workload did (one struct bw_learned per
+ * learn event), merged per object, written as a profile a person can review
+ * and `bpfwarden check` accepts. Pure C, no BPF. The choices it makes
+ * (folding into abstractions, generalisation, what cannot be expressed) are
+ * described at the top of learn.c.
+ */
+#ifndef BW_LEARN_H
+#define BW_LEARN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "profile.h"
+
+/* Program names kept per learned object (the smallest ones, so any input order agrees). */
+#define BW_LEARN_PROGS 3
+/* Default of bw_learn_opts.min_children. */
+#define BW_LEARN_MIN_CHILDREN 8
+
+/* One observed access, as the agent decodes a learn event. */
+struct bw_learned {
+	enum bw_cat cat;       /* BW_CAT_FILE, BW_CAT_EXEC or BW_CAT_NET */
+	unsigned access;       /* file: BW_ACC_R | BW_ACC_W (other bits are ignored) */
+	const char *path;      /* file and exec: absolute path as seen by the process;
+				  exec: NULL or "" is a program run from a memfd */
+	int net_op;	       /* BW_NET_CONNECT (sendmsg too), BW_NET_BIND, BW_NET_RAW */
+	int proto;	       /* BW_NET_TCP, BW_NET_UDP, BW_NET_UNIX (unused for raw) */
+	int family;	       /* 4 or 6: the socket's */
+	uint8_t addr[16];      /* IPv6 form; IPv4 as ::ffff:a.b.c.d */
+	uint16_t port;	       /* host order */
+	const char *unix_name; /* "/path" or "@abstract" */
+	const char *program;   /* exe path of the process, or its comm if unknown; may be NULL */
+};
+
+struct bw_learn_set;
+
+struct bw_learn_set *bw_learn_new(void);
+void bw_learn_free(struct bw_learn_set *s);
+
+/*
+ * Record one access. Equal objects (same file or program path after "//" and
+ * trailing "/" are folded; same net operation, protocol, address and port;
+ * same unix name; raw sockets) are merged: a count, the union of the access
+ * bits, the programs that did it. Strings are copied. Returns 0, -EINVAL for
+ * an access that names no object (bad category, operation, protocol or
+ * family, file access without r or w), or -ENOMEM.
+ */
+int bw_learn_add(struct bw_learn_set *s, const struct bw_learned *l);
+
+/* Distinct objects recorded, and accesses recorded (calls that succeeded). */
+size_t bw_learn_count(const struct bw_learn_set *s);
+unsigned long long bw_learn_events(const struct bw_learn_set *s);
+
+/* bw_learn_opts.flags */
+#define BW_LEARN_NO_FANOUT   0x1 /* no `/dir/...` for directories with many files */
+#define BW_LEARN_NO_VOLATILE 0x2 /* no `/parent/...` for per-run names */
+
+struct bw_learn_opts {
+	const char *name;		 /* `profile NAME`; NULL: "learned" */
+	const char *libdir;		 /* the profile library abstractions are read from */
+	const char *const *abstractions; /* NULL-terminated include names, or NULL */
+	unsigned min_children;		 /* 0: BW_LEARN_MIN_CHILDREN */
+	unsigned flags;			 /* BW_LEARN_NO_* */
+};
+
+/*
+ * Write the learned profile to `out` (opts may be NULL: defaults, no
+ * abstractions). The same set gives the same text whatever order the
+ * accesses were added in. The text is parsed and compiled before it is
+ * written; should that find a problem (only a kernel limit can: more than
+ * BW_MAX_RULES rules, more than BW_NET_RANGES ports on one address), the
+ * profile is still written, with comments at its top saying what to change.
+ * An abstraction that cannot be read is not included (a comment says why).
+ * Returns 0 when written; -EINVAL (nothing written) for a bad name, an empty
+ * include name or one with a control byte, or abstractions that each load but
+ * together do not (over BW_MAX_RULES); -ENOMEM; -EIO when writing to `out`
+ * failed.
+ */
+int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_opts *opts,
+			   FILE *out);
+
+#endif /* BW_LEARN_H */
