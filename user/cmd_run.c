@@ -25,6 +25,7 @@
 
 #include "cgroup.h"
 #include "learn.h"
+#include "learn_agent.h"
 #include "commands.h"
 #include "session.h"
 #include "util.h"
@@ -42,95 +43,6 @@ static void usage(FILE *f)
 		   "[-v] -- CMD [ARG...]\n"
 		   "       bpfwarden run --mode learn [--profile FILE] --output PROFILE -- CMD "
 		   "[ARG...]\n");
-}
-
-/* A learn record, decoded into what the profile writer aggregates. */
-static void learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe)
-{
-	struct bw_learned l = {};
-	char name[BW_PATH_BUF + 1], comm[BW_COMM_LEN + 1];
-	struct bw_net_obj o;
-
-	snprintf(comm, sizeof(comm), "%.*s", BW_COMM_LEN, ev->comm);
-	l.program = exe && *exe ? exe : comm;
-	switch (ev->op) {
-	case BW_OP_EXEC:
-		if (!ev->path_len)
-			return; /* a memfd: no path to allow; `allow exec memfd` is a choice to make by hand */
-		l.cat = BW_CAT_EXEC;
-		break;
-	case BW_OP_CONNECT:
-	case BW_OP_BIND:
-	case BW_OP_SENDMSG:
-	case BW_OP_SOCKET:
-		l.cat = BW_CAT_NET;
-		l.net_op = ev->op == BW_OP_BIND ? BW_NET_BIND : ev->op == BW_OP_SOCKET ? BW_NET_RAW
-										: BW_NET_CONNECT;
-		if (ev->flags & BW_EVF_UNIX) {
-			l.proto = BW_NET_UNIX;
-			snprintf(name, sizeof(name), "%.*s", (int)ev->path_len, path);
-			l.unix_name = name;
-		} else if (ev->op != BW_OP_SOCKET && ev->path_len >= sizeof(o)) {
-			memcpy(&o, path, sizeof(o));
-			l.proto = o.proto == 17 ? BW_NET_UDP : BW_NET_TCP;
-			l.family = o.family;
-			memcpy(l.addr, o.addr, sizeof(l.addr));
-			l.port = o.port;
-		}
-		bw_learn_add(ctx, &l);
-		return;
-	default:
-		if (!ev->path_len || (ev->flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_UNREACHABLE)))
-			return;
-		l.cat = BW_CAT_FILE;
-		l.access = ev->access & (BW_ACC_R | BW_ACC_W);
-		break;
-	}
-	snprintf(name, sizeof(name), "%.*s", (int)ev->path_len, path);
-	l.path = name;
-	bw_learn_add(ctx, &l);
-}
-
-/* Write the learned profile next to its final name, then move it there. */
-static int write_learned(struct bw_learn_set *set, const char *output, const char *cmd)
-{
-	static const char *const abstractions[] = {"abstractions/base", "abstractions/python", NULL};
-	struct bw_learn_opts opts = {};
-	char tmp[PATH_MAX], name[65];
-	const char *base = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
-	const char *libdir = getenv("BPFWARDEN_PROFILE_DIR");
-	size_t i, n = 0;
-	FILE *f;
-	int ret;
-
-	/* The profile's name: the command's, in the characters names allow. */
-	for (i = 0; base[i] && n < sizeof(name) - 1; i++)
-		if (isalnum((unsigned char)base[i]) || strchr("._-", base[i]))
-			name[n++] = base[i];
-	name[n] = '\0';
-	if (!n || !isalnum((unsigned char)name[0]))
-		snprintf(name, sizeof(name), "learned");
-	opts.name = name;
-	opts.libdir = libdir && *libdir ? libdir : BW_PROFILE_LIBDIR;
-	opts.abstractions = abstractions;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", output);
-	f = fopen(tmp, "we");
-	if (!f) {
-		bw_err("cannot write %s: %s", tmp, strerror(errno));
-		return -errno;
-	}
-	ret = bw_learn_write_profile(set, &opts, f);
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, output))
-		ret = -errno;
-	if (ret) {
-		bw_err("cannot write the learned profile %s: %s", output, strerror(-ret));
-		unlink(tmp);
-		return ret;
-	}
-	bw_info("learned profile written to %s", output);
-	return 0;
 }
 
 static pid_t spawn_in_cgroup(const char *cgdir, char **argv)
@@ -263,7 +175,7 @@ int cmd_run(int argc, char **argv)
 			bw_session_end(&s);
 			return 1;
 		}
-		s.ev.on_learn = learn_event;
+		s.ev.on_learn = bw_learn_event;
 		s.ev.learn_ctx = learned;
 	}
 	ret = make_run_cgroup(cgdir, sizeof(cgdir));
@@ -317,7 +229,7 @@ out:
 	if (rmdir(cgdir))
 		bw_err("cannot remove %s: %s", cgdir, strerror(errno));
 	if (learned) {
-		if (write_learned(learned, output, argv[optind]))
+		if (bw_learn_save(learned, output, argv[optind]))
 			exit_code = exit_code ? exit_code : 1;
 		bw_learn_free(learned);
 	}

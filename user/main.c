@@ -13,9 +13,11 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{"run", cmd_run, "run --profile FILE [--mode M] [--log FILE] -- CMD [ARG...]"},
+	{"run", cmd_run, "run --mode learn [--profile FILE] --output FILE -- CMD [ARG...]"},
 	{"attach", cmd_attach, "attach --cgroup PATH --profile FILE [--mode M] [--log FILE]"},
 	{"detach", cmd_detach, "detach --cgroup PATH"},
 	{"mode", cmd_mode, "mode --cgroup PATH enforce|audit|learn"},
+	{"learn", cmd_learn, "learn --cgroup PATH [--duration SECONDS] --output FILE"},
 	{"status", cmd_status, "status"},
 	{"check", cmd_check, "check FILE..."},
 	{"reset", cmd_reset, "reset   (unpin everything: nothing stays governed)"},

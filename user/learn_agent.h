@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef BW_LEARN_AGENT_H
+#define BW_LEARN_AGENT_H
+
+#include "bpfwarden.h"
+#include "learn.h"
+
+/* struct bw_events.on_learn: add one learn record to the set (ctx). */
+void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
+
+/*
+ * Write the learned profile to output (through output.tmp and a rename), named
+ * after the command or cgroup `hint`. Returns 0 or -errno after saying why.
+ */
+int bw_learn_save(struct bw_learn_set *set, const char *output, const char *hint);
+
+#endif
