@@ -11,35 +11,16 @@
 #include "bpfwarden.h"
 #include "maps.bpf.h"
 #include "path.bpf.h"
+#include "record.bpf.h"
 
 /* Fill s->ev for the current task; the path is copied by the caller. */
 static __always_inline void bw_event_fill(struct bw_scratch *s, __u64 cgid, __u32 policy,
 					  __u8 type, __u8 op, __u8 decision, __u8 access,
 					  __u16 rule, __u8 flags)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct bw_event *ev = &s->ev;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u64 uid_gid = bpf_get_current_uid_gid();
-
-	ev->ts_boot_ns = bpf_ktime_get_boot_ns();
-	ev->cgroup_id = cgid;
-	ev->pid = pid_tgid >> 32;
-	ev->tid = (__u32)pid_tgid;
-	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	ev->uid = (__u32)uid_gid;
-	ev->gid = uid_gid >> 32;
-	ev->policy = policy;
-	ev->rule = rule;
-	ev->type = type;
-	ev->op = op;
-	ev->decision = decision;
-	ev->access = access;
-	ev->flags = flags;
-	ev->pad = 0;
-	ev->args_len = 0;
-	ev->dev = 0;
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	bw_event_head(&s->ev, cgid, policy, type, op, decision, rule);
+	s->ev.access = access;
+	s->ev.flags = flags;
 }
 
 /* Send s->ev followed by path_len + args_len bytes from s->evpath on. */

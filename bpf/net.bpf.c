@@ -18,6 +18,7 @@
 
 #include "bpfwarden.h"
 #include "maps.bpf.h"
+#include "record.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -59,12 +60,8 @@ static __always_inline void bw_local_dest(struct bw_net_key *k)
 static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 op, __u16 rule,
 					 const __u8 *addr, __u16 port, __u8 family, __u8 proto)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u64 uid_gid = bpf_get_current_uid_gid();
 	struct bw_net_scratch *s;
 	struct bw_counters *c;
-	struct bw_event *ev;
 	__u32 zero = 0, policy = cg->policy;
 	__u8 type;
 	void *rb;
@@ -89,27 +86,9 @@ static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 
 	s = bpf_map_lookup_elem(&bw_net_scratch, &zero);
 	if (!s)
 		return type == BW_EV_DENY ? 0 : 1;
-	/* The event head as bw_event_fill() fills it for files. */
-	ev = &s->ev;
-	ev->ts_boot_ns = bpf_ktime_get_boot_ns();
-	ev->cgroup_id = cgid;
-	ev->pid = pid_tgid >> 32;
-	ev->tid = (__u32)pid_tgid;
-	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	ev->uid = (__u32)uid_gid;
-	ev->gid = uid_gid >> 32;
-	ev->policy = policy;
-	ev->rule = rule;
-	ev->type = type;
-	ev->op = op;
-	ev->decision = type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW;
-	ev->access = 0;
-	ev->flags = 0;
-	ev->pad = 0;
-	ev->path_len = sizeof(s->obj);
-	ev->args_len = 0;
-	ev->dev = 0;
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	bw_event_head(&s->ev, cgid, policy, type, op, type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
+		      rule);
+	s->ev.path_len = sizeof(s->obj);
 	__builtin_memcpy(s->obj.addr, addr, sizeof(s->obj.addr));
 	s->obj.port = port;
 	s->obj.family = family;

@@ -15,6 +15,7 @@
 
 #include "bpfwarden.h"
 #include "maps.bpf.h"
+#include "record.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -29,13 +30,12 @@ struct bw_sock_event {
 SEC("lsm/socket_create")
 int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int ret)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct bw_sock_event *e;
 	struct bw_counters *c;
 	struct bw_cgroup *cg;
 	struct bw_policy *pol;
 	__u32 policy;
-	__u64 cgid, id;
+	__u64 cgid;
 	__u8 verdict, evtype;
 	void *rb;
 
@@ -68,22 +68,9 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 		return evtype == BW_EV_DENY ? -EPERM : 0;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
-	e->ev.ts_boot_ns = bpf_ktime_get_boot_ns();
-	e->ev.cgroup_id = cgid;
-	id = bpf_get_current_pid_tgid();
-	e->ev.pid = id >> 32;
-	e->ev.tid = (__u32)id;
-	e->ev.ppid = BPF_CORE_READ(task, real_parent, tgid);
-	id = bpf_get_current_uid_gid();
-	e->ev.uid = (__u32)id;
-	e->ev.gid = id >> 32;
-	e->ev.policy = policy;
-	e->ev.rule = pol->net_raw ? pol->net_raw_rule : 0;
-	e->ev.type = evtype;
-	e->ev.op = BW_OP_SOCKET;
-	e->ev.decision = evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW;
+	bw_event_head(&e->ev, cgid, policy, evtype, BW_OP_SOCKET,
+		      evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW, pol->net_raw ? pol->net_raw_rule : 0);
 	e->ev.path_len = sizeof(e->obj);
-	bpf_get_current_comm(e->ev.comm, sizeof(e->ev.comm));
 	e->obj.family = AF_PACKET;
 	e->obj.proto = type;
 	e->obj.port = protocol;
@@ -128,14 +115,12 @@ struct {
 static __always_inline int bw_unix_decide(struct bw_unix_scratch *u, __u64 cgid,
 					  struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct bw_unix_value *v;
 	struct bw_counters *c;
 	struct bw_policy *pol;
 	__u32 policy = cg->policy;
 	__u16 rule = 0;
 	__u8 verdict, evtype;
-	__u64 id;
 	void *rb;
 
 	pol = bpf_map_lookup_elem(&bw_policies, &policy);
@@ -160,27 +145,13 @@ static __always_inline int bw_unix_decide(struct bw_unix_scratch *u, __u64 cgid,
 	} else if (c) {
 		__sync_fetch_and_add(&c->denied, 1);
 	}
-	__builtin_memset(&u->out.ev, 0, sizeof(u->out.ev));
-	u->out.ev.ts_boot_ns = bpf_ktime_get_boot_ns();
-	u->out.ev.cgroup_id = cgid;
-	id = bpf_get_current_pid_tgid();
-	u->out.ev.pid = id >> 32;
-	u->out.ev.tid = (__u32)id;
-	u->out.ev.ppid = BPF_CORE_READ(task, real_parent, tgid);
-	id = bpf_get_current_uid_gid();
-	u->out.ev.uid = (__u32)id;
-	u->out.ev.gid = id >> 32;
-	u->out.ev.policy = policy;
-	u->out.ev.rule = rule;
-	u->out.ev.type = evtype;
-	u->out.ev.op = evop;
-	u->out.ev.decision = evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW;
+	bw_event_head(&u->out.ev, cgid, policy, evtype, evop,
+		      evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW, rule);
 	u->out.ev.flags = BW_EVF_UNIX;
 	len &= 127;
 	if (len > BW_UNIX_NAME)
 		len = BW_UNIX_NAME;
 	u->out.ev.path_len = len;
-	bpf_get_current_comm(u->out.ev.comm, sizeof(u->out.ev.comm));
 	__builtin_memcpy(u->out.name, u->key.name, sizeof(u->out.name));
 	rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
 	/* The whole record: path_len says how much of the name is used. */

@@ -107,32 +107,10 @@ int cmd_status(int argc, char **argv)
 	return why ? 3 : 0;
 }
 
-static int unlink_dir(const char *dir)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char path[PATH_MAX];
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (de->d_type == DT_DIR)
-			unlink_dir(path);
-		else
-			unlink(path);
-	}
-	closedir(d);
-	return rmdir(dir) ? -errno : 0;
-}
-
 /* Unpin everything: every governed cgroup is let go. For development and upgrades. */
 int cmd_reset(int argc, char **argv)
 {
-	int ret = unlink_dir(BW_PIN_ROOT);
+	int ret = bw_unpin_all(BW_PIN_ROOT);
 
 	if (ret && ret != -ENOENT) {
 		bw_err("cannot remove %s: %s", BW_PIN_ROOT, strerror(-ret));

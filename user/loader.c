@@ -337,7 +337,7 @@ static uint64_t objects_hash(void)
 	return h;
 }
 
-static int unpin_all(const char *dir)
+int bw_unpin_all(const char *dir)
 {
 	struct dirent *de;
 	DIR *d = opendir(dir);
@@ -351,7 +351,7 @@ static int unpin_all(const char *dir)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (de->d_type == DT_DIR)
-			unpin_all(path);
+			bw_unpin_all(path);
 		else
 			unlink(path);
 	}
@@ -408,7 +408,7 @@ static int check_version(void)
 		return ret;
 	}
 	bw_dbg("replacing BPF state pinned by another build (nothing governed)");
-	unpin_all(BW_PIN_ROOT);
+	bw_unpin_all(BW_PIN_ROOT);
 	ret = ensure_bpffs();
 	if (ret)
 		return ret;

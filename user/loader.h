@@ -39,6 +39,9 @@ int bw_load(struct bw_maps *m, bool want_lsm);
 int bw_open_pinned(struct bw_maps *m);
 void bw_maps_close(struct bw_maps *m);
 
+/* Remove a directory of pins (and so drop what only they kept loaded). */
+int bw_unpin_all(const char *dir);
+
 /* Serialise slot allocation and cgroup changes between agents. */
 int bw_lock(struct bw_maps *m);
 void bw_unlock(struct bw_maps *m);
