@@ -130,6 +130,27 @@ def expect_ops(prof, cases, mode=None):
     return r
 
 
+def rule_of(prof, needle):
+    """FILE:LINE of the first line of prof containing needle."""
+    with open(prof) as f:
+        for n, line in enumerate(f, 1):
+            if needle in line:
+                return "%s:%d" % (prof, n)
+    raise Failure("no line %r in %s" % (needle, prof))
+
+
+def expect_driver(prof, driver, cases, mode=None):
+    """Run a driver script in a sandbox with one argument per case; each case is
+    (argument, expected output line). Returns the Result."""
+    r = run(prof, ["/usr/bin/python3", driver] + [c[0] for c in cases], mode=mode)
+    got = r.stdout.splitlines()
+    check(len(got) == len(cases), "driver gave %d results for %d cases (rc %d, stderr %s)"
+          % (len(got), len(cases), r.rc, r.stderr))
+    bad = ["%s: got %s, want %s" % (c[0], g, c[1]) for c, g in zip(cases, got) if g != c[1]]
+    check(not bad, "\n  ".join(["unexpected:"] + bad))
+    return r
+
+
 def wait_for(pred, timeout=30, what="condition"):
     end = time.time() + timeout
     while time.time() < end:

@@ -6,24 +6,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import (BW, FSOP, RUNTIME_RULES, SCRATCH, Failure, check, check_eq, cgroup_root,
+from bwtest import (BW, rule_of, FSOP, RUNTIME_RULES, SCRATCH, check, check_eq, cgroup_root,
                     denials, events, expect_ops, fsops, main, profile, read, run, wait_for,
                     write)
 
 S = SCRATCH
 EACCES = "ERR EACCES"
-
-
-def rule_of(prof, needle):
-    """FILE:LINE of the first line of prof containing needle."""
-    with open(prof) as f:
-        for n, line in enumerate(f, 1):
-            if needle in line:
-                return "%s:%d" % (prof, n)
-    raise Failure("no line %r in %s" % (needle, prof))
 
 
 def expect_denials(r, want):

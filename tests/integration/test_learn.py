@@ -11,7 +11,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import BW, SCRATCH, check, check_eq, denials, events, main, run, write
+from bwtest import BW, SCRATCH, check, check_eq, denials, main, run, write
 
 S = SCRATCH
 HERE = os.path.dirname(os.path.abspath(__file__))

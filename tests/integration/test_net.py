@@ -10,7 +10,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import BUILD, check, check_eq, denials, main, profile, run
+from bwtest import expect_driver, rule_of, BUILD, check, check_eq, denials, main, profile, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(HERE, "net_driver.py")
@@ -55,26 +55,8 @@ class Servers:
             s.close()
 
 
-def drive(prof, specs):
-    r = run(prof, [PY, DRIVER] + specs)
-    got = r.stdout.splitlines()
-    check_eq(len(got), len(specs), "driver results (rc %d, stderr %s)" % (r.rc, r.stderr))
-    return r, got
-
-
 def expect(prof, cases):
-    r, got = drive(prof, [c[0] for c in cases])
-    bad = ["%s: got %s, want %s" % (c[0], g, c[1]) for c, g in zip(cases, got) if g != c[1]]
-    check(not bad, "\n  ".join(["unexpected:"] + bad))
-    return r
-
-
-def rule_of(prof, needle):
-    with open(prof) as f:
-        for n, line in enumerate(f, 1):
-            if needle in line:
-                return "%s:%d" % (prof, n)
-    raise AssertionError(needle)
+    return expect_driver(prof, DRIVER, cases)
 
 
 def test_allowed_and_denied_tcp():
