@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bwtest import (BW, rule_of, FSOP, RUNTIME_RULES, SCRATCH, check, check_eq, cgroup_root,
@@ -433,6 +434,23 @@ def test_learn_mode_and_switching_modes():
                         "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
 
 
+def test_on_deny_kill_ends_the_whole_cgroup():
+    """`on-deny kill`: the first denial kills every process of the governed
+    cgroup through cgroup.kill, which a process that ignores SIGTERM cannot
+    escape, and leaves the rest of its work undone."""
+    write(S + "/secret", "s\n")
+    p = profile("default allow\non-deny kill\ndeny file r %s/secret\n" % S)
+    script = ("trap '' TERM INT HUP; (trap '' TERM; sleep 300) & "
+              "cat %s/secret; sleep 1; echo survived > %s/after" % (S, S))
+    start = time.time()
+    r = run(p, ["sh", "-c", script], timeout=120)
+    check(time.time() - start < 60, "the sleeping child did not keep the run alive")
+    check_eq(r.rc, 128 + signal.SIGKILL, "exit status of a killed command")
+    check(not os.path.exists(S + "/after"), "nothing ran after the denial")
+    msgs = [e.get("msg", "") for e in r.events if e["type"] == "agent"]
+    check(any("on-deny kill" in m for m in msgs), "agent record: %r" % msgs)
+
+
 def test_run_exit_status_and_cleanup():
     p = profile("default allow\n")
     r = run(p, ["sh", "-c", "exit 7"])
@@ -466,6 +484,7 @@ TESTS = [
     test_attach_detaches_on_sigterm,
     test_full_ring_buffer_reports_lost_events,
     test_learn_mode_and_switching_modes,
+    test_on_deny_kill_ends_the_whole_cgroup,
     test_run_exit_status_and_cleanup,
     test_bad_profile_changes_nothing,
 ]
