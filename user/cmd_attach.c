@@ -120,7 +120,7 @@ int cmd_detach(int argc, char **argv)
 	struct bw_maps m = BW_MAPS_INIT;
 	const char *cgroup = NULL;
 	char cgdir[PATH_MAX];
-	uint32_t slot;
+	uint32_t slot = UINT32_MAX; /* whichever governs the named cgroup */
 	int c, ret;
 
 	optind = 1;

@@ -5,7 +5,10 @@
  * profile and let it go. Nothing is blocked but what the starting profile
  * (--profile, default: an empty `default deny` one) denies itself.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "cgroup.h"
 #include "commands.h"
@@ -42,6 +47,248 @@ static int parse_seconds(const char *s, long *out)
 	return 0;
 }
 
+/* One learn set per cgroup seen, for --all. */
+struct cg_learned {
+	uint64_t id;
+	char path[PATH_MAX];
+	struct bw_learn_set *set;
+	unsigned long files, programs, network;
+};
+
+struct all_ctx {
+	struct bw_events *ev;
+	struct cg_learned *v;
+	size_t n;
+	unsigned long events;
+};
+
+static void learn_all_event(void *ctx, const struct bw_event *ev, const char *path,
+			    const char *exe)
+{
+	struct all_ctx *a = ctx;
+	struct cg_learned *c = NULL, *nv;
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].id == ev->cgroup_id)
+			c = &a->v[i];
+	if (!c) {
+		nv = realloc(a->v, (a->n + 1) * sizeof(*nv));
+		if (!nv)
+			return;
+		a->v = nv;
+		c = &a->v[a->n];
+		memset(c, 0, sizeof(*c));
+		c->set = bw_learn_new();
+		if (!c->set)
+			return;
+		c->id = ev->cgroup_id;
+		snprintf(c->path, sizeof(c->path), "%s", bw_events_cgroup_path(a->ev, ev->cgroup_id));
+		a->n++;
+	}
+	a->events++;
+	if (ev->op == BW_OP_EXEC)
+		c->programs++;
+	else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG ||
+		 ev->op == BW_OP_SOCKET)
+		c->network++;
+	else
+		c->files++;
+	bw_learn_event(c->set, ev, path, exe);
+}
+
+struct all_gov {
+	struct bw_maps *m;
+	struct bw_cgroup v;
+	uint64_t self;	/* the agent's own cgroup: observing it would observe the agent */
+	char skip[PATH_MAX]; /* <root>/bpfwarden: run and attach make their cgroups there */
+	int n;
+};
+
+/* Govern every cgroup not governed already; another session's stay its own. */
+static int all_gov_fn(const char *path, uint64_t id, void *arg)
+{
+	struct all_gov *g = arg;
+	size_t k = strlen(g->skip);
+
+	if (id == g->self || (!strncmp(path, g->skip, k) && (path[k] == '/' || !path[k])))
+		return 0;
+	if (!bpf_map_update_elem(g->m->cgroups, &id, &g->v, BPF_NOEXIST))
+		g->n++;
+	return 0;
+}
+
+/* The agent's own cgroup v2 directory, from the "0::/path" line of /proc/self/cgroup. */
+static int own_cgroup(const char *root, char *out, size_t len)
+{
+	char buf[PATH_MAX + 8], *p;
+
+	if (bw_read_file("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	p = strstr(buf, "0::");
+	if (!p)
+		return -ENOENT;
+	p += 3;
+	p[strcspn(p, "\n")] = '\0';
+	snprintf(out, len, "%s%s", root, strcmp(p, "/") ? p : "");
+	return 0;
+}
+
+/* A file name for a cgroup's profile: its path with '/' as '-', "root" for /. */
+static void profile_file_name(const char *cgpath, char *out, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; cgpath[i] && n + 1 < len; i++) {
+		char ch = cgpath[i];
+
+		if (ch == '/' && i == 0)
+			continue;
+		out[n++] = (isalnum((unsigned char)ch) || strchr("._-@", ch)) ? ch : '-';
+	}
+	out[n] = '\0';
+	if (!n)
+		snprintf(out, len, "root");
+}
+
+static int learn_all(const char *profile, long duration, const char *outdir, const char *log)
+{
+	struct sigaction sa = {.sa_handler = on_stop};
+	struct all_ctx a = {};
+	struct all_gov g = {};
+	struct bw_session s;
+	char root[PATH_MAX], self[PATH_MAX], line[128];
+	time_t end = 0, last = 0;
+	size_t i;
+	int ret, tty = isatty(STDERR_FILENO), failed = 0;
+
+	if (outdir && mkdir(outdir, 0755) && errno != EEXIST) {
+		bw_err("cannot create %s: %s", outdir, strerror(errno));
+		return 1;
+	}
+	ret = bw_session_prepare(&s, profile, "learn", log);
+	if (!ret && bw_cgroup_root(root, sizeof(root)))
+		ret = 1;
+	if (ret) {
+		bw_session_end(&s);
+		return ret;
+	}
+	/* Events name cgroups below the root; the session's slot is ours. */
+	snprintf(s.ev.cgroup_dir, sizeof(s.ev.cgroup_dir), "%s", root);
+	bw_cgroup_id(root, &s.ev.cgroup_id);
+	snprintf(s.cgdir, sizeof(s.cgdir), "%s", root);
+	g.m = &s.maps;
+	g.v.policy = s.slot.id;
+	g.v.mode = BW_MODE_LEARN;
+	snprintf(g.skip, sizeof(g.skip), "%s/bpfwarden", root);
+	if (own_cgroup(root, self, sizeof(self)) == 0)
+		bw_cgroup_id(self, &g.self);
+	ret = bw_lock(&s.maps);
+	if (!ret) {
+		ret = bw_cgroup_walk(root, all_gov_fn, &g);
+		s.governing = true;
+		bw_unlock(&s.maps);
+	}
+	if (ret) {
+		bw_err("cannot govern the cgroups of this host: %s", strerror(-ret));
+		bw_session_end(&s);
+		return 1;
+	}
+	snprintf(line, sizeof(line), "learning on %d cgroups (all but the agent's own and %s)", g.n,
+		 bw_cgroup_rel(g.skip));
+	bw_events_agent(&s.ev, line);
+	a.ev = &s.ev;
+	s.ev.on_learn = learn_all_event;
+	s.ev.learn_ctx = &a;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (duration)
+		end = time(NULL) + duration;
+	while (!stop && (!end || time(NULL) < end)) {
+		bw_events_poll(&s.ev, 200);
+		bw_events_check_lost(&s.ev);
+		if (tty && time(NULL) != last) {
+			last = time(NULL);
+			fprintf(stderr, "\rlearning: %lu events, %zu cgroups, %llu lost   ", a.events,
+				a.n, (unsigned long long)s.ev.lost);
+		}
+	}
+	while (bw_events_poll(&s.ev, 0) > 0)
+		;
+	if (tty)
+		fprintf(stderr, "\n");
+	bw_events_agent(&s.ev, stop ? "learning stopped on signal" : "learning time is up");
+	bw_session_end(&s);
+
+	/* The summary: per cgroup, what it did that no rule allowed (learn events). */
+	printf("%-40s %8s %8s %8s %8s  %s\n", "cgroup", "files", "programs", "network", "objects",
+	       outdir ? "profile" : "");
+	for (i = 0; i < a.n; i++) {
+		struct cg_learned *c = &a.v[i];
+		char name[PATH_MAX], file[2 * PATH_MAX] = "";
+
+		if (outdir) {
+			profile_file_name(c->path, name, sizeof(name));
+			snprintf(file, sizeof(file), "%s/%s.profile", outdir, name);
+			if (bw_learn_save(c->set, file, name))
+				failed = 1;
+		}
+		printf("%-40s %8lu %8lu %8lu %8zu  %s\n", c->path, c->files, c->programs, c->network,
+		       bw_learn_count(c->set), file);
+		bw_learn_free(c->set);
+	}
+	printf("%lu learn events, %zu cgroups, %llu lost\n", a.events, a.n,
+	       (unsigned long long)s.ev.lost);
+	free(a.v);
+	return failed;
+}
+
+/* bpfwarden audit --all: the host-wide learn session, reported, no profiles written. */
+int cmd_audit(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"all", no_argument, NULL, 'a'},	    {"duration", required_argument, NULL, 'd'},
+		{"log", required_argument, NULL, 'l'},	    {"profile", required_argument, NULL, 'p'},
+		{"verbose", no_argument, NULL, 'v'},	    {},
+	};
+	const char *log = NULL, *profile = NULL;
+	bool all = false;
+	long duration = 0;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ad:l:p:v", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			all = true;
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &duration)) {
+				bw_err("--duration wants a whole number of seconds, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'l':
+			log = optarg;
+			break;
+		case 'p':
+			profile = optarg;
+			break;
+		case 'v':
+			bw_verbose = true;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (!all || optind != argc)
+		goto usage;
+	return learn_all(profile, duration, NULL, log);
+usage:
+	fprintf(stderr, "usage: bpfwarden audit --all [--duration SECONDS] [--log FILE]\n");
+	return 2;
+}
+
 int cmd_learn(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -57,6 +304,7 @@ int cmd_learn(int argc, char **argv)
 	char cgdir[PATH_MAX];
 	long duration = 0;
 	time_t end = 0;
+	bool all = false;
 	int c, ret;
 
 	optind = 1;
@@ -81,9 +329,8 @@ int cmd_learn(int argc, char **argv)
 			log = optarg;
 			break;
 		case 'a':
-			bw_err("learn --all (every cgroup of the host) is not in this version yet; "
-			       "use --cgroup");
-			return 2;
+			all = true;
+			break;
 		case 'v':
 			bw_verbose = true;
 			break;
@@ -91,8 +338,10 @@ int cmd_learn(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (!cgroup || !output || optind != argc)
+	if (!output || optind != argc || (!cgroup == !all))
 		goto usage;
+	if (all)
+		return learn_all(profile, duration, output, log);
 	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
 	if (ret) {
 		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
@@ -131,6 +380,8 @@ int cmd_learn(int argc, char **argv)
 	return ret ? 1 : 0;
 usage:
 	fprintf(stderr, "usage: bpfwarden learn --cgroup PATH [--profile FILE] [--duration SECONDS] "
-			"--output FILE [--log FILE]\n");
+			"--output FILE [--log FILE]\n"
+			"       bpfwarden learn --all [--profile FILE] [--duration SECONDS] --output DIR "
+			"[--log FILE]\n");
 	return 2;
 }

@@ -8,6 +8,7 @@ int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_mode(int argc, char **argv);
 int cmd_learn(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 

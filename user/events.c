@@ -193,14 +193,42 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 	jw_end(w);
 }
 
+/* Recently named cgroups: finding one walks the governed subtree. */
+#define BW_CG_CACHE 64
+static struct {
+	uint64_t id;
+	char path[PATH_MAX];
+} cg_cache[BW_CG_CACHE];
+
 static void cgroup_path_of(struct bw_events *e, uint64_t id, char *out, size_t len)
 {
 	char abs[PATH_MAX];
+	unsigned slot = id % BW_CG_CACHE;
 
-	if (id == e->cgroup_id || bw_cgroup_find(e->cgroup_dir, id, abs, sizeof(abs)))
+	if (id == e->cgroup_id) {
 		snprintf(out, len, "%s", bw_cgroup_rel(e->cgroup_dir));
-	else
-		snprintf(out, len, "%s", bw_cgroup_rel(abs));
+		return;
+	}
+	if (cg_cache[slot].id == id) {
+		snprintf(out, len, "%s", cg_cache[slot].path);
+		return;
+	}
+	if (bw_cgroup_find(e->cgroup_dir, id, abs, sizeof(abs))) {
+		/* Gone already: say which governed subtree it was in. */
+		snprintf(out, len, "%s", bw_cgroup_rel(e->cgroup_dir));
+		return;
+	}
+	snprintf(out, len, "%s", bw_cgroup_rel(abs));
+	cg_cache[slot].id = id;
+	snprintf(cg_cache[slot].path, sizeof(cg_cache[slot].path), "%s", out);
+}
+
+const char *bw_events_cgroup_path(struct bw_events *e, uint64_t id)
+{
+	static char path[PATH_MAX];
+
+	cgroup_path_of(e, id, path, sizeof(path));
+	return path;
 }
 
 static void kill_cgroup(struct bw_events *e)

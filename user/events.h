@@ -52,4 +52,7 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 
 const char *bw_op_name(unsigned op);
 
+/* The path below the cgroup2 mount of a cgroup id seen in events (cached). */
+const char *bw_events_cgroup_path(struct bw_events *e, uint64_t id);
+
 #endif

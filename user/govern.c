@@ -427,24 +427,27 @@ struct ungovern_arg {
 	uint32_t slot;
 };
 
+/* Let go of the entries of one slot only: another session may govern a cgroup below. */
 static int ungovern_fn(const char *path, uint64_t id, void *arg)
 {
 	struct ungovern_arg *a = arg;
 	struct bw_cgroup v;
 
-	if (!bpf_map_lookup_elem(a->m->cgroups, &id, &v)) {
-		if (!a->found) {
-			a->found = 1;
+	if (bpf_map_lookup_elem(a->m->cgroups, &id, &v))
+		return 0;
+	if (!a->found) {
+		a->found = 1;
+		if (a->slot == UINT32_MAX)
 			a->slot = v.policy;
-		}
-		bpf_map_delete_elem(a->m->cgroups, &id);
 	}
+	if (v.policy == a->slot)
+		bpf_map_delete_elem(a->m->cgroups, &id);
 	return 0;
 }
 
 int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot)
 {
-	struct ungovern_arg a = {.m = m};
+	struct ungovern_arg a = {.m = m, .slot = slot && *slot != UINT32_MAX ? *slot : UINT32_MAX};
 	int ret;
 
 	ret = bw_cgroup_walk(dir, ungovern_fn, &a);

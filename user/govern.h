@@ -26,7 +26,12 @@ int bw_slot_release(struct bw_maps *m, uint32_t id);
 
 /* Govern dir and every cgroup below it with slot in mode (enum bw_mode). */
 int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, uint8_t mode);
-/* Let dir and every cgroup below it go; returns the slot it had, or -ENOENT. */
+/*
+ * Let dir and every cgroup below it go. *slot (if not NULL and not UINT32_MAX)
+ * names the slot whose entries go; otherwise the slot of the first governed
+ * cgroup found, returned in *slot. Entries of other slots stay. -ENOENT when
+ * nothing there was governed.
+ */
 int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot);
 /* Is any governed cgroup using slot? */
 int bw_slot_referenced(struct bw_maps *m, uint32_t slot);

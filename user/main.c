@@ -18,6 +18,8 @@ static const struct {
 	{"detach", cmd_detach, "detach --cgroup PATH"},
 	{"mode", cmd_mode, "mode --cgroup PATH enforce|audit|learn"},
 	{"learn", cmd_learn, "learn --cgroup PATH [--duration SECONDS] --output FILE"},
+	{"learn", cmd_learn, "learn --all [--duration SECONDS] --output DIR   (one profile per cgroup)"},
+	{"audit", cmd_audit, "audit --all [--duration SECONDS] [--log FILE]   (host-wide, a summary)"},
 	{"status", cmd_status, "status"},
 	{"check", cmd_check, "check FILE..."},
 	{"reset", cmd_reset, "reset   (unpin everything: nothing stays governed)"},

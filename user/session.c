@@ -197,7 +197,9 @@ void bw_session_end(struct bw_session *s)
 		bw_events_check_lost(&s->ev);
 	}
 	if (s->governing && !access(s->cgdir, F_OK) && !bw_lock(&s->maps)) {
-		bw_ungovern(&s->maps, s->cgdir, NULL);
+		uint32_t slot = s->slot.id;
+
+		bw_ungovern(&s->maps, s->cgdir, &slot);
 		bw_unlock(&s->maps);
 	}
 	if (s->installed && !bw_lock(&s->maps)) {

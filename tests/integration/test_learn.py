@@ -115,7 +115,43 @@ def test_learn_an_existing_cgroup():
                         "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
 
 
-TESTS = [test_learn_enforce_round_trip, test_learn_an_existing_cgroup]
+def test_learn_all_cgroups_of_the_host():
+    from bwtest import FSOP, cgroup_root, read, wait_for
+    write(S + "/d/y.txt", "y\n")
+    root = cgroup_root()
+    cg = os.path.join(root, "bwtest-all")
+    os.makedirs(cg, exist_ok=True)
+    outdir, log = S + "/all", S + "/all.log"
+    agent = subprocess.Popen([BW, "learn", "--all", "--duration", "120", "--output", outdir,
+                              "--log", log], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        wait_for(lambda: os.path.exists(log) and "learning on" in read(log), what="learn --all")
+        cmd = "echo $$ > %s/cgroup.procs && exec %s read %s/d/y.txt" % (cg, FSOP, S)
+        got = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True).stdout.strip()
+        check_eq(got, "OK", "nothing blocked")
+        os.makedirs(cg + "/later")  # created while learning: governed through its parent
+        cmd = "echo $$ > %s/later/cgroup.procs && exec %s read %s/d/y.txt" % (cg, FSOP, S)
+        subprocess.run(["sh", "-c", cmd], capture_output=True, text=True)
+        agent.send_signal(2)
+        out, err = agent.communicate(timeout=60)
+        check_eq(agent.returncode, 0, "exit status (%s)" % err)
+        for name in ("bwtest-all", "bwtest-all-later"):
+            text = open("%s/%s.profile" % (outdir, name)).read()
+            check("allow file r %s/d/y.txt" % S in text, "%s learned:\n%s" % (name, text))
+        check("/bwtest-all/later" in out, "summary lists the new cgroup:\n" + out)
+        st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+        check("governed cgroups:\n  none" in st, "everything let go:\n" + st)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+        for d in (cg + "/later", cg):
+            subprocess.run(["sh", "-c", "cat %s/cgroup.procs | while read p; do echo $p > "
+                            "%s/cgroup.procs; done; rmdir %s" % (d, root, d)])
+
+
+TESTS = [test_learn_enforce_round_trip, test_learn_an_existing_cgroup,
+         test_learn_all_cgroups_of_the_host]
 
 if __name__ == "__main__":
     sys.exit(main(TESTS, sys.argv))
