@@ -166,6 +166,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		struct inode *inode = BPF_CORE_READ(dentry, d_inode);
 
 		lk.cgroup = cgid;
+		lk.gen = pol->learn_gen;
 		lk.op = op;
 		lk.access = access;
 		if (inode) {
@@ -180,6 +181,8 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		if (!bw_learn_first(&lk))
 			return 0;
 	}
+	if (type != BW_EV_LEARN && !bw_event_allowed(cgid, policy, pol->event_rate))
+		return type == BW_EV_DENY ? -EACCES : 0;
 	bw_event_fill(s, cgid, policy, type, op, type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
 		      access, d.rule, flags);
 	if (flags & BW_EVF_FS_RELATIVE)

@@ -128,4 +128,48 @@ static __always_inline struct bw_counters *bw_counters_of(__u32 policy)
 	return bpf_map_lookup_elem(&bw_counters, &policy);
 }
 
+/* Events sent this second, per governed cgroup (include/bpfwarden.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, BW_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct bw_throttle);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_throttle SEC(".maps");
+
+/*
+ * May this cgroup send one more deny or audit event this second? When not,
+ * the event is counted in throttled. Races between CPUs may let a few more
+ * through; none is lost uncounted.
+ */
+static __always_inline bool bw_event_allowed(__u64 cgid, __u32 policy, __u32 rate)
+{
+	struct bw_throttle *t, fresh = {};
+	struct bw_counters *c;
+	__u64 now = bpf_ktime_get_boot_ns() >> 30;
+
+	if (!rate)
+		return true;
+	t = bpf_map_lookup_elem(&bw_throttle, &cgid);
+	if (!t) {
+		fresh.second = now;
+		fresh.sent = 1;
+		bpf_map_update_elem(&bw_throttle, &cgid, &fresh, BPF_ANY);
+		return true;
+	}
+	if (t->second != now) {
+		t->second = now;
+		t->sent = 1;
+		return true;
+	}
+	if (t->sent < rate) {
+		__sync_fetch_and_add(&t->sent, 1);
+		return true;
+	}
+	c = bw_counters_of(policy);
+	if (c)
+		__sync_fetch_and_add(&c->throttled, 1);
+	return false;
+}
+
 #endif /* BW_MAPS_BPF_H */

@@ -68,9 +68,11 @@ static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 
 
 	type = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
 	if (cg->mode == BW_MODE_LEARN && rule == 0) {
+		struct bw_policy *pol = bpf_map_lookup_elem(&bw_policies, &policy);
 		struct bw_learn_key lk = {};
 
 		type = BW_EV_LEARN;
+		lk.gen = pol ? pol->learn_gen : 0;
 		lk.cgroup = cgid;
 		__builtin_memcpy(&lk.a, addr, 8);
 		__builtin_memcpy(&lk.b, addr + 8, 8);
@@ -83,6 +85,12 @@ static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 
 	c = bw_counters_of(policy);
 	if (c && type != BW_EV_LEARN)
 		__sync_fetch_and_add(&c->denied, 1);
+	if (type != BW_EV_LEARN) {
+		struct bw_policy *pol = bpf_map_lookup_elem(&bw_policies, &policy);
+
+		if (pol && !bw_event_allowed(cgid, policy, pol->event_rate))
+			return type == BW_EV_DENY ? 0 : 1;
+	}
 	s = bpf_map_lookup_elem(&bw_net_scratch, &zero);
 	if (!s)
 		return type == BW_EV_DENY ? 0 : 1;

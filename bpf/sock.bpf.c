@@ -60,6 +60,8 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	evtype = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
 	if (cg->mode == BW_MODE_LEARN && !pol->net_raw)
 		evtype = BW_EV_LEARN;
+	if (evtype != BW_EV_LEARN && !bw_event_allowed(cgid, policy, pol->event_rate))
+		return evtype == BW_EV_DENY ? -EPERM : 0;
 	rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
 	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0) : NULL;
 	if (!e) {
@@ -89,16 +91,22 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 
 #define AF_UNIX 1
 
-/* unix names already learned, per policy (the name is the whole key). */
+/* unix names already learned, per policy and learn session. */
+struct bw_unix_learned_key {
+	struct bw_unix_key name;
+	__u32 gen;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
-	__type(key, struct bw_unix_key);
+	__type(key, struct bw_unix_learned_key);
 	__type(value, __u8);
 } bw_unix_learned SEC(".maps");
 
 struct bw_unix_scratch {
 	struct bw_unix_key key;
+	__u32 gen; /* with key: a struct bw_unix_learned_key */
 	struct bw_sock_event_unix {
 		struct bw_event ev;
 		char name[BW_UNIX_NAME];
@@ -140,10 +148,14 @@ static __always_inline int bw_unix_decide(struct bw_unix_scratch *u, __u64 cgid,
 		__u8 one = 1;
 
 		evtype = BW_EV_LEARN;
+		u->gen = pol->learn_gen;
 		if (bpf_map_update_elem(&bw_unix_learned, &u->key, &one, BPF_NOEXIST))
 			return 0;
-	} else if (c) {
-		__sync_fetch_and_add(&c->denied, 1);
+	} else {
+		if (c)
+			__sync_fetch_and_add(&c->denied, 1);
+		if (!bw_event_allowed(cgid, policy, pol->event_rate))
+			return evtype == BW_EV_DENY ? -EPERM : 0;
 	}
 	bw_event_head(&u->out.ev, cgid, policy, evtype, evop,
 		      evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW, rule);

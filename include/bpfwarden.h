@@ -88,9 +88,11 @@ struct bw_policy {
 	__u8 net_raw; /* enum bw_verdict of `net raw` rules; NONE: default_net decides */
 	__u8 pad[3];
 	__u32 owner_pid; /* agent that streams this slot's events */
-	__u32 pad2;
+	__u32 event_rate; /* deny/audit events per cgroup and second; 0: no limit */
+	__u32 learn_gen;  /* new for every installed profile: what a learn session has seen */
+	__u32 pad3;
 };
-_Static_assert(sizeof(struct bw_policy) == 24, "bw_policy size");
+_Static_assert(sizeof(struct bw_policy) == 32, "bw_policy size");
 
 /* LPM trie key: policy id, then the path bytes, compared bit by bit. */
 struct bw_path_key {
@@ -243,8 +245,24 @@ struct bw_learn_key {
 	__u8 op;
 	__u8 access;
 	__u16 pad;
+	__u32 gen; /* bw_policy.learn_gen: a new session learns afresh */
+	__u32 pad2;
 };
-_Static_assert(sizeof(struct bw_learn_key) == 32, "bw_learn_key size");
+_Static_assert(sizeof(struct bw_learn_key) == 40, "bw_learn_key size");
+
+/*
+ * A flood of refusals (a program retrying in a loop) must not flood the log
+ * or crowd out other cgroups' events: deny and audit events are sent at most
+ * bw_policy.event_rate a second per cgroup; the rest are counted in
+ * bw_counters.throttled, which the agent reports as a `lost` record with the
+ * reason "throttled". The refusals themselves are never throttled.
+ */
+struct bw_throttle {
+	__u64 second; /* boot time >> 30, about a second */
+	__u32 sent;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bw_throttle) == 16, "bw_throttle size");
 
 enum bw_event_type {
 	BW_EV_DENY = 1,
@@ -317,7 +335,7 @@ struct bw_counters {
 	__u64 lost;	 /* ring buffer full: events dropped */
 	__u64 denied;	 /* operations refused */
 	__u64 truncated; /* paths over BW_PATH_BUF */
-	__u64 pad;
+	__u64 throttled; /* deny and audit events held back by the per-cgroup rate */
 };
 _Static_assert(sizeof(struct bw_counters) == 32, "bw_counters size");
 

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,7 +45,8 @@ int cmd_attach(int argc, char **argv)
 	static const struct option opts[] = {
 		{"cgroup", required_argument, NULL, 'c'}, {"profile", required_argument, NULL, 'p'},
 		{"mode", required_argument, NULL, 'm'},	  {"log", required_argument, NULL, 'l'},
-		{"verbose", no_argument, NULL, 'v'},	  {},
+		{"verbose", no_argument, NULL, 'v'},
+		{"event-rate", required_argument, NULL, 'r'},	  {},
 	};
 	const char *cgroup = NULL, *profile = NULL, *mode = NULL, *log = NULL;
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -53,7 +55,7 @@ int cmd_attach(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:p:m:l:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:p:m:l:vr:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cgroup = optarg;
@@ -70,6 +72,18 @@ int cmd_attach(int argc, char **argv)
 		case 'v':
 			bw_verbose = true;
 			break;
+		case 'r': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (!*optarg || *end || v > 1000000) {
+				bw_err("--event-rate wants events a second (0: no limit), not '%s'",
+				       optarg);
+				return 2;
+			}
+			bw_event_rate = (unsigned)v;
+			break;
+		}
 		default:
 			goto usage;
 		}
@@ -106,7 +120,7 @@ int cmd_attach(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: bpfwarden attach --cgroup PATH --profile FILE [--mode enforce|audit|learn] "
-			"[--log FILE] [-v]\n");
+			"[--log FILE] [--event-rate N] [-v]\n");
 	return 2;
 }
 

@@ -40,7 +40,7 @@ static void on_term(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bpfwarden run --profile FILE [--mode enforce|audit|learn] [--log FILE] "
-		   "[-v] -- CMD [ARG...]\n"
+		   "[--event-rate N] [-v] -- CMD [ARG...]\n"
 		   "       bpfwarden run --mode learn [--profile FILE] --output PROFILE -- CMD "
 		   "[ARG...]\n");
 }
@@ -118,7 +118,8 @@ int cmd_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{"profile", required_argument, NULL, 'p'}, {"mode", required_argument, NULL, 'm'},
 		{"log", required_argument, NULL, 'l'},	   {"output", required_argument, NULL, 'o'},
-		{"verbose", no_argument, NULL, 'v'},	   {"help", no_argument, NULL, 'h'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"event-rate", required_argument, NULL, 'r'},	   {"help", no_argument, NULL, 'h'},
 		{},
 	};
 	const char *profile = NULL, *mode = NULL, *log = NULL, *output = NULL;
@@ -130,7 +131,7 @@ int cmd_run(int argc, char **argv)
 	pid_t child;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:m:l:o:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:m:l:o:vhr:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -147,6 +148,18 @@ int cmd_run(int argc, char **argv)
 		case 'v':
 			bw_verbose = true;
 			break;
+		case 'r': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (!*optarg || *end || v > 1000000) {
+				bw_err("--event-rate wants events a second (0: no limit), not '%s'",
+				       optarg);
+				return 2;
+			}
+			bw_event_rate = (unsigned)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;

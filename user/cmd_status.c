@@ -57,7 +57,7 @@ static void show_governed(void)
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu > 0) {
 		struct bw_counters *c = calloc(ncpu, sizeof(*c));
-		uint64_t lost = 0, denied = 0;
+		uint64_t lost = 0, denied = 0, throttled = 0;
 		uint32_t slot;
 		int i;
 
@@ -67,11 +67,13 @@ static void show_governed(void)
 			for (i = 0; i < ncpu; i++) {
 				lost += c[i].lost;
 				denied += c[i].denied;
+				throttled += c[i].throttled;
 			}
 		}
 		free(c);
-		printf("counters: %llu denied, %llu events lost (since load)\n",
-		       (unsigned long long)denied, (unsigned long long)lost);
+		printf("counters: %llu denied, %llu events lost, %llu throttled (since load)\n",
+		       (unsigned long long)denied, (unsigned long long)lost,
+		       (unsigned long long)throttled);
 	}
 	bw_maps_close(&m);
 }

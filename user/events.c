@@ -344,12 +344,28 @@ int bw_events_poll(struct bw_events *e, int timeout_ms)
 	return n == -EINTR ? 0 : n;
 }
 
+static void put_lost(struct bw_events *e, uint64_t count, const char *reason)
+{
+	struct jw w;
+
+	jw_init(&w);
+	jw_begin(&w);
+	put_ts(&w, now_real());
+	jw_str(&w, "type", "lost");
+	jw_u64(&w, "count", count);
+	jw_str(&w, "reason", reason);
+	put_cgroup(&w, e->cgroup_id, bw_cgroup_rel(e->cgroup_dir));
+	jw_str(&w, "profile", e->profile && e->profile->name ? e->profile->name : "");
+	jw_end(&w);
+	jw_write_line(&w, e->log_fd);
+	jw_free(&w);
+}
+
 void bw_events_check_lost(struct bw_events *e)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct bw_counters *c;
-	uint64_t lost = 0;
-	struct jw w;
+	uint64_t lost = 0, throttled = 0;
 	int i;
 
 	if (ncpu <= 0 || !e->maps)
@@ -357,24 +373,23 @@ void bw_events_check_lost(struct bw_events *e)
 	c = calloc(ncpu, sizeof(*c));
 	if (!c)
 		return;
-	if (!bpf_map_lookup_elem(e->maps->counters, &e->slot, c))
-		for (i = 0; i < ncpu; i++)
+	if (!bpf_map_lookup_elem(e->maps->counters, &e->slot, c)) {
+		for (i = 0; i < ncpu; i++) {
 			lost += c[i].lost;
+			throttled += c[i].throttled;
+		}
+	}
 	free(c);
-	if (lost <= e->lost_reported)
-		return;
-	jw_init(&w);
-	jw_begin(&w);
-	put_ts(&w, now_real());
-	jw_str(&w, "type", "lost");
-	jw_u64(&w, "count", lost - e->lost_reported);
-	put_cgroup(&w, e->cgroup_id, bw_cgroup_rel(e->cgroup_dir));
-	jw_str(&w, "profile", e->profile && e->profile->name ? e->profile->name : "");
-	jw_end(&w);
-	jw_write_line(&w, e->log_fd);
-	jw_free(&w);
-	e->lost += lost - e->lost_reported;
-	e->lost_reported = lost;
+	if (lost > e->lost_reported) {
+		put_lost(e, lost - e->lost_reported, "ring buffer full or not read");
+		e->lost += lost - e->lost_reported;
+		e->lost_reported = lost;
+	}
+	if (throttled > e->throttled_reported) {
+		put_lost(e, throttled - e->throttled_reported, "throttled");
+		e->lost += throttled - e->throttled_reported;
+		e->throttled_reported = throttled;
+	}
 }
 
 void bw_events_agent(struct bw_events *e, const char *msg)

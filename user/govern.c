@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -355,6 +357,9 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	bw_slot_release(m, id);
 	pol.in_use = 1;
 	pol.owner_pid = getpid();
+	/* A new learn session must not inherit what an earlier one has seen. */
+	if (getrandom(&pol.learn_gen, sizeof(pol.learn_gen), 0) != sizeof(pol.learn_gen))
+		pol.learn_gen = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
 	pol.has_pins = pol.has_exec_pins = 0;
 	ret = bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY) ? -errno : 0;
 	if (ret)

@@ -19,6 +19,8 @@ static const char *const mode_names[] = {
 	[BW_MODE_LEARN] = "learn",
 };
 
+unsigned bw_event_rate = BW_DEFAULT_EVENT_RATE;
+
 int bw_parse_mode(const char *s, unsigned *mode)
 {
 	unsigned i;
@@ -99,6 +101,7 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 		bw_err("%s", err[0] ? err : strerror(-ret));
 		return 1;
 	}
+	s->compiled.policy.event_rate = bw_event_rate;
 
 	sup = bw_probe();
 	if (!sup->cgroup2) {

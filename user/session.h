@@ -33,6 +33,13 @@ struct bw_session {
 	bool net_only; /* no BPF LSM: the cgroup programs enforce the net rules alone */
 };
 
+/*
+ * Deny and audit events per governed cgroup and second (--event-rate); the
+ * rest are counted and reported as `lost` records with reason "throttled".
+ */
+#define BW_DEFAULT_EVENT_RATE 1000
+extern unsigned bw_event_rate;
+
 /* Parse MODE ("enforce", "audit", "learn"); -EINVAL otherwise. */
 int bw_parse_mode(const char *s, unsigned *mode);
 const char *bw_mode_name(unsigned mode);

@@ -373,7 +373,8 @@ def test_full_ring_buffer_reports_lost_events():
             "    except PermissionError:\n        n += 1\nprint(n)\nopen('%s/done', 'w')\n"
             % (S, n, S, S))
     log = S + "/lost.log"
-    agent = subprocess.Popen([BW, "run", "--profile", p, "--log", log, "--",
+    # No event rate limit: this is about the ring buffer itself.
+    agent = subprocess.Popen([BW, "run", "--profile", p, "--log", log, "--event-rate", "0", "--",
                               "/usr/bin/python3", "-c", code], stdout=subprocess.PIPE, text=True)
     wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="run")
     agent.send_signal(signal.SIGSTOP)
@@ -388,6 +389,26 @@ def test_full_ring_buffer_reports_lost_events():
     lost = sum(e["count"] for e in evs if e["type"] == "lost")
     check(lost > 0, "the ring buffer overflowed (%d deny events)" % denied)
     check_eq(denied + lost, n, "deny events + lost count")
+    check(all(e["reason"] == "ring buffer full or not read" for e in evs if e["type"] == "lost"),
+          "reasons")
+
+
+def test_event_rate_throttles_a_flood_of_denials():
+    """A program retrying a denied open in a loop: every attempt is refused,
+    at most --event-rate events a second are logged, the rest are counted."""
+    write(S + "/secret", "s\n")
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+    n = 5000
+    code = ("import os\nn = 0\nfor _ in range(%d):\n    try:\n"
+            "        os.close(os.open('%s/secret', os.O_RDONLY))\n"
+            "    except PermissionError:\n        n += 1\nprint(n)\n" % (n, S))
+    r = run(p, ["/usr/bin/python3", "-c", code], extra=("--event-rate", "50"))
+    check_eq(r.stdout.strip(), str(n), "every attempt refused")
+    denied = len(denials(r.events))
+    throttled = sum(e["count"] for e in r.events
+                    if e["type"] == "lost" and e["reason"] == "throttled")
+    check(0 < denied < n / 4, "events were limited: %d" % denied)
+    check_eq(denied + throttled, n, "events + throttled")
 
 
 def test_learn_mode_and_switching_modes():
@@ -483,6 +504,7 @@ TESTS = [
     test_attach_child_cgroup_outside_and_detach,
     test_attach_detaches_on_sigterm,
     test_full_ring_buffer_reports_lost_events,
+    test_event_rate_throttles_a_flood_of_denials,
     test_learn_mode_and_switching_modes,
     test_on_deny_kill_ends_the_whole_cgroup,
     test_run_exit_status_and_cleanup,

@@ -86,31 +86,39 @@ def test_learn_enforce_round_trip():
 
 
 def test_learn_an_existing_cgroup():
+    """Twice on the same cgroup: a second session learns afresh, it does not
+    inherit what the kernel remembered for the first."""
     from bwtest import FSOP, cgroup_root, read, wait_for
     import signal
     write(S + "/data/x.txt", "x\n")
     root = cgroup_root()
     cg = os.path.join(root, "bwtest-learn-cg")
     os.makedirs(cg, exist_ok=True)
-    out, log = S + "/cg.profile", S + "/cg.log"
-    agent = subprocess.Popen([BW, "learn", "--cgroup", cg, "--duration", "120", "--output", out,
-                              "--log", log], stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="learn")
-        cmd = "echo $$ > %s/cgroup.procs && exec %s read %s/data/x.txt" % (cg, FSOP, S)
-        got = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True).stdout.strip()
-        check_eq(got, "OK", "learn mode does not block")
-        agent.send_signal(signal.SIGINT)
-        _, err = agent.communicate(timeout=60)
-        check_eq(agent.returncode, 0, "learn exit status (%s)" % err)
-        text = open(out).read()
-        check("allow file r %s/data/x.txt" % S in text, "learned the read:\n" + text)
-        check("allow exec %s" % FSOP in text, "learned the program:\n" + text)
-        c = subprocess.run([BW, "check", out], capture_output=True, text=True)
-        check_eq(c.returncode, 0, "check: " + c.stderr)
+        for session in (1, 2):
+            out, log = S + "/cg%d.profile" % session, S + "/cg%d.log" % session
+            agent = subprocess.Popen([BW, "learn", "--cgroup", cg, "--duration", "120",
+                                      "--output", out, "--log", log], stderr=subprocess.PIPE,
+                                     text=True)
+            try:
+                wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="learn")
+                cmd = "echo $$ > %s/cgroup.procs && exec %s read %s/data/x.txt" % (cg, FSOP, S)
+                got = subprocess.run(["sh", "-c", cmd], capture_output=True,
+                                     text=True).stdout.strip()
+                check_eq(got, "OK", "learn mode does not block")
+                agent.send_signal(signal.SIGINT)
+                _, err = agent.communicate(timeout=60)
+            finally:
+                if agent.poll() is None:
+                    agent.kill()
+            check_eq(agent.returncode, 0, "learn exit status (%s)" % err)
+            text = open(out).read()
+            check("allow file r %s/data/x.txt" % S in text,
+                  "session %d learned the read:\n%s" % (session, text))
+            check("allow exec %s" % FSOP in text, "learned the program:\n" + text)
+            c = subprocess.run([BW, "check", out], capture_output=True, text=True)
+            check_eq(c.returncode, 0, "check: " + c.stderr)
     finally:
-        if agent.poll() is None:
-            agent.kill()
         subprocess.run(["sh", "-c", "cat %s/cgroup.procs | while read p; do echo $p > "
                         "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
 
