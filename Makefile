@@ -37,7 +37,7 @@ USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # Agent objects the unit tests may exercise (pure C, no BPF calls made).
-UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o,$(USER_OBJS))
+UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o,$(USER_OBJS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 

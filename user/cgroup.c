@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -152,4 +153,42 @@ int bw_cgroup_find(const char *root, uint64_t id, char *out, size_t len)
 	struct find_arg a = {id, out, len};
 
 	return bw_cgroup_walk(root, find_fn, &a) == 1 ? 0 : -ENOENT;
+}
+
+static int all_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return n > 0;
+}
+
+void bw_cgroup_unit(const char *path, char *out, size_t len)
+{
+	static const char *const runtimes[] = {"docker-", "cri-containerd-", "crio-", "libpod-"};
+	const char *last = strrchr(path, '/');
+	size_t n, i;
+
+	out[0] = '\0';
+	last = last ? last + 1 : path;
+	n = strlen(last);
+	for (i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++) {
+		size_t k = strlen(runtimes[i]);
+
+		if (!strncmp(last, runtimes[i], k) && n > k + 6 && !strcmp(last + n - 6, ".scope") &&
+		    all_hex(last + k, n - k - 6)) {
+			snprintf(out, len, "container %.12s", last + k);
+			return;
+		}
+	}
+	if (strstr(path, "kubepods") && n == 64 && all_hex(last, n)) {
+		snprintf(out, len, "container %.12s", last);
+		return;
+	}
+	if (n > 8 && !strcmp(last + n - 8, ".service"))
+		snprintf(out, len, "service %.*s", (int)(n - 8), last);
+	else if (n > 6 && !strcmp(last + n - 6, ".scope"))
+		snprintf(out, len, "scope %.*s", (int)(n - 6), last);
 }

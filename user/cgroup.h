@@ -24,4 +24,12 @@ int bw_cgroup_walk(const char *dir, int (*fn)(const char *path, uint64_t id, voi
 /* Find the directory of id below root; fills out, or returns -ENOENT. */
 int bw_cgroup_find(const char *root, uint64_t id, char *out, size_t len);
 
+/*
+ * What the cgroup path says it is: "service NAME" (systemd .service),
+ * "container ID" (docker-ID.scope, cri-containerd-ID.scope, crio-ID.scope,
+ * or a 64-hex-digit component under kubepods), "scope NAME", or "" when the
+ * path says nothing. out gets at most len bytes.
+ */
+void bw_cgroup_unit(const char *path, char *out, size_t len);
+
 #endif

@@ -52,7 +52,7 @@ struct cg_learned {
 	uint64_t id;
 	char path[PATH_MAX];
 	struct bw_learn_set *set;
-	unsigned long files, programs, network;
+	unsigned long files, programs, network, denials;
 };
 
 struct all_ctx {
@@ -85,6 +85,10 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 		c->id = ev->cgroup_id;
 		snprintf(c->path, sizeof(c->path), "%s", bw_events_cgroup_path(a->ev, ev->cgroup_id));
 		a->n++;
+	}
+	if (ev->type == BW_EV_DENY) {
+		c->denials++;
+		return;
 	}
 	a->events++;
 	if (ev->op == BW_OP_EXEC)
@@ -199,6 +203,7 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 	bw_events_agent(&s.ev, line);
 	a.ev = &s.ev;
 	s.ev.on_learn = learn_all_event;
+	s.ev.on_deny = learn_all_event; /* counted per cgroup in the summary */
 	s.ev.learn_ctx = &a;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -221,8 +226,8 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 	bw_session_end(&s);
 
 	/* The summary: per cgroup, what it did that no rule allowed (learn events). */
-	printf("%-40s %8s %8s %8s %8s  %s\n", "cgroup", "files", "programs", "network", "objects",
-	       outdir ? "profile" : "");
+	printf("%-40s %-24s %7s %8s %7s %7s %7s  %s\n", "cgroup", "what", "files", "programs",
+	       "network", "objects", "denials", outdir ? "profile" : "");
 	for (i = 0; i < a.n; i++) {
 		struct cg_learned *c = &a.v[i];
 		char name[PATH_MAX], file[2 * PATH_MAX] = "";
@@ -233,8 +238,11 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 			if (bw_learn_save(c->set, file, name))
 				failed = 1;
 		}
-		printf("%-40s %8lu %8lu %8lu %8zu  %s\n", c->path, c->files, c->programs, c->network,
-		       bw_learn_count(c->set), file);
+		char unit[128];
+
+		bw_cgroup_unit(c->path, unit, sizeof(unit));
+		printf("%-40s %-24s %7lu %8lu %7lu %7zu %7lu  %s\n", c->path, unit[0] ? unit : "-",
+		       c->files, c->programs, c->network, bw_learn_count(c->set), c->denials, file);
 		bw_learn_free(c->set);
 	}
 	printf("%lu learn events, %zu cgroups, %llu lost\n", a.events, a.n,

@@ -316,6 +316,8 @@ static int handle(void *ctx, void *data, size_t size)
 
 	if (ev->type == BW_EV_DENY) {
 		e->denials++;
+		if (e->on_deny)
+			e->on_deny(e->learn_ctx, ev, path, exe);
 		if (e->kill_on_deny)
 			kill_cgroup(e);
 	} else if (ev->type == BW_EV_AUDIT) {

@@ -33,6 +33,8 @@ struct bw_events {
 	int killed;
 	/* Called for each learn record, after it is logged (run --mode learn --output). */
 	void (*on_learn)(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
+	/* Likewise for deny records (with the same ctx), when set. */
+	void (*on_deny)(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
 	void *learn_ctx;
 };
 

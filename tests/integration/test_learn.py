@@ -148,6 +148,7 @@ def test_learn_all_cgroups_of_the_host():
             text = open("%s/%s.profile" % (outdir, name)).read()
             check("allow file r %s/d/y.txt" % S in text, "%s learned:\n%s" % (name, text))
         check("/bwtest-all/later" in out, "summary lists the new cgroup:\n" + out)
+        check("denials" in out.splitlines()[0], "summary header:\n" + out)
         st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
         check("governed cgroups:\n  none" in st, "everything let go:\n" + st)
     finally:

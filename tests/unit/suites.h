@@ -16,6 +16,7 @@ Suite *shipped_suite(void);
 Suite *cmd_check_suite(void);
 Suite *compile_suite(void);
 Suite *jsonw_suite(void);
+Suite *cgroup_suite(void);
 Suite *learn_suite(void);
 
 #endif /* BW_TEST_SUITES_H */
