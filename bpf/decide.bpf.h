@@ -51,6 +51,20 @@ static __always_inline void bw_decide_access(struct bw_decision *d, __u8 verdict
 	}
 }
 
+/* Can the climb from this dentry meet one of the policy's rule pins at all? */
+static __always_inline bool bw_fs_has_pins(const struct bw_policy *pol, struct dentry *dentry)
+{
+	__u32 dev;
+
+	if (pol->npin_devs == BW_PIN_DEVS_MANY)
+		return true;
+	dev = BPF_CORE_READ(dentry, d_sb, s_dev);
+	return (pol->npin_devs > 0 && pol->pin_devs[0] == dev) ||
+	       (pol->npin_devs > 1 && pol->pin_devs[1] == dev) ||
+	       (pol->npin_devs > 2 && pol->pin_devs[2] == dev) ||
+	       (pol->npin_devs > 3 && pol->pin_devs[3] == dev);
+}
+
 /* The pins' verdict for each requested access (NONE where no pin says). */
 static __always_inline void bw_decide_pins(struct bw_decision *d, const struct bw_pin_walk *pw,
 					   __u8 access, __u8 default_verdict)
@@ -129,7 +143,8 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		bw_pins_walk(&pw, dentry, policy, cat, true);
 		bw_decide_pins(&d, &pw, access, default_verdict);
 	} else if ((cat == BW_CAT_PIN_EXEC ? pol->has_exec_pins : pol->has_pins) &&
-		   d.verdict != BW_V_DENY && !(flags & BW_EVF_UNREACHABLE && cat == BW_CAT_PIN_EXEC)) {
+		   d.verdict != BW_V_DENY && !(flags & BW_EVF_UNREACHABLE && cat == BW_CAT_PIN_EXEC) &&
+		   bw_fs_has_pins(pol, dentry)) {
 		/* The same object by another name decides as its rule's path would. */
 		struct bw_decision pd = {};
 

@@ -90,9 +90,18 @@ struct bw_policy {
 	__u32 owner_pid; /* agent that streams this slot's events */
 	__u32 event_rate; /* deny/audit events per cgroup and second; 0: no limit */
 	__u32 learn_gen;  /* new for every installed profile: what a learn session has seen */
-	__u32 pad3;
+	/*
+	 * The file systems holding this policy's rule pins: the climb to find
+	 * a pin never leaves the object's file system, so on any other it is
+	 * skipped. BW_PIN_DEVS_MANY: more than fit here, always climb.
+	 */
+	__u8 npin_devs;
+	__u8 pad3[3];
+	__u32 pin_devs[4];
 };
-_Static_assert(sizeof(struct bw_policy) == 32, "bw_policy size");
+_Static_assert(sizeof(struct bw_policy) == 48, "bw_policy size");
+
+#define BW_PIN_DEVS_MANY 0xff
 
 /* LPM trie key: policy id, then the path bytes, compared bit by bit. */
 struct bw_path_key {

@@ -330,6 +330,24 @@ static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 	}
 	slot->pins_resolved = ps.n;
 	*deny_resolved = ps.deny;
+	/* The file systems the rule pins are on (mount pins serve utimes only). */
+	slot->npin_devs = 0;
+	for (i = 0; i < ps.n; i++) {
+		size_t j;
+
+		if (ps.pins[i].self.flags & BW_PIN_MOUNT)
+			continue;
+		for (j = 0; j < slot->npin_devs && j < 4; j++)
+			if (slot->pin_devs[j] == ps.keys[i].dev)
+				break;
+		if (j < slot->npin_devs)
+			continue;
+		if (slot->npin_devs == 4) {
+			slot->npin_devs = BW_PIN_DEVS_MANY;
+			break;
+		}
+		slot->pin_devs[slot->npin_devs++] = ps.keys[i].dev;
+	}
 	free(ps.keys);
 	free(ps.pins);
 	return ret;
@@ -372,6 +390,8 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	/* A deny rule whose path does not exist yet has no pin to walk to. */
 	pol.has_pins = c->policy.has_pins && deny_pins;
 	pol.has_exec_pins = c->policy.has_exec_pins && deny_pins;
+	pol.npin_devs = slot->npin_devs;
+	memcpy(pol.pin_devs, slot->pin_devs, sizeof(pol.pin_devs));
 	if (bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY)) {
 		ret = -errno;
 		goto fail;

@@ -10,7 +10,8 @@
 #
 # Configurations: no agent; programs loaded, process ungoverned; governed
 # with 10, 1,000 and 10,000 rules (default allow, the file matched by a
-# subtree rule, one deny rule so inode pins are walked).
+# subtree rule, one deny rule on another file system, so no pin climb); and
+# with a deny rule on the file's own file system (the pin climb runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 kernel=6.12
@@ -66,6 +67,10 @@ for n in 10 1000 10000; do
 	profile $n $dir/p$n.profile
 	gov[$n]=$(best $BW run --profile $dir/p$n.profile --log /dev/null -- $LOOP "$target" "$iters")
 done
+echo secret >$dir/secret
+profile 10 $dir/pclimb.profile
+echo "deny file rw $dir/secret" >>$dir/pclimb.profile
+climb=$(best $BW run --profile $dir/pclimb.profile --log /dev/null -- $LOOP "$target" "$iters")
 
 ratio() { awk "BEGIN{printf \"%.3f\", $1 / $base}"; }
 echo "open+close of $target, $iters iterations, kernel $(uname -r), best of 3"
@@ -75,3 +80,4 @@ printf '%-34s %10s %8s\n' "loaded, process not governed" "$ungov" "$(ratio "$ung
 for n in 10 1000 10000; do
 	printf '%-34s %10s %8s\n' "governed, $n rules" "${gov[$n]}" "$(ratio "${gov[$n]}")"
 done
+printf '%-34s %10s %8s\n' "governed, deny pin on same fs" "$climb" "$(ratio "$climb")"
