@@ -53,7 +53,57 @@ struct cg_learned {
 	char path[PATH_MAX];
 	struct bw_learn_set *set;
 	unsigned long files, programs, network, denials;
+	/* Which programs did it, most active first in the summary. */
+	struct {
+		char name[64];
+		unsigned long n;
+	} progs[8];
+	unsigned nprogs;
+	unsigned long other_progs;
 };
+
+static void count_program(struct cg_learned *c, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nprogs; i++) {
+		if (!strncmp(c->progs[i].name, name, sizeof(c->progs[i].name) - 1)) {
+			c->progs[i].n++;
+			return;
+		}
+	}
+	if (c->nprogs == sizeof(c->progs) / sizeof(c->progs[0])) {
+		c->other_progs++;
+		return;
+	}
+	snprintf(c->progs[c->nprogs].name, sizeof(c->progs[0].name), "%s", name);
+	c->progs[c->nprogs++].n = 1;
+}
+
+static void print_programs(struct cg_learned *c)
+{
+	unsigned i, j;
+
+	/* Few entries: a selection sort by count keeps it simple. */
+	for (i = 0; i < c->nprogs; i++) {
+		unsigned best = i;
+
+		for (j = i + 1; j < c->nprogs; j++)
+			if (c->progs[j].n > c->progs[best].n)
+				best = j;
+		if (best != i) {
+			__typeof__(c->progs[0]) t = c->progs[i];
+
+			c->progs[i] = c->progs[best];
+			c->progs[best] = t;
+		}
+		printf("%s%s (%lu)", i ? ", " : "    by ", c->progs[i].name, c->progs[i].n);
+	}
+	if (c->other_progs)
+		printf(", others (%lu)", c->other_progs);
+	if (c->nprogs)
+		printf("\n");
+}
 
 struct all_ctx {
 	struct bw_events *ev;
@@ -85,6 +135,12 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 		c->id = ev->cgroup_id;
 		snprintf(c->path, sizeof(c->path), "%s", bw_events_cgroup_path(a->ev, ev->cgroup_id));
 		a->n++;
+	}
+	{
+		char comm[BW_COMM_LEN + 1];
+
+		snprintf(comm, sizeof(comm), "%.*s", BW_COMM_LEN, ev->comm);
+		count_program(c, exe && *exe ? exe : comm);
 	}
 	if (ev->type == BW_EV_DENY) {
 		c->denials++;
@@ -243,6 +299,7 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 		bw_cgroup_unit(c->path, unit, sizeof(unit));
 		printf("%-40s %-24s %7lu %8lu %7lu %7zu %7lu  %s\n", c->path, unit[0] ? unit : "-",
 		       c->files, c->programs, c->network, bw_learn_count(c->set), c->denials, file);
+		print_programs(c);
 		bw_learn_free(c->set);
 	}
 	printf("%lu learn events, %zu cgroups, %llu lost\n", a.events, a.n,
@@ -303,7 +360,8 @@ int cmd_learn(int argc, char **argv)
 		{"cgroup", required_argument, NULL, 'c'},   {"profile", required_argument, NULL, 'p'},
 		{"duration", required_argument, NULL, 'd'}, {"output", required_argument, NULL, 'o'},
 		{"log", required_argument, NULL, 'l'},	    {"all", no_argument, NULL, 'a'},
-		{"verbose", no_argument, NULL, 'v'},	    {},
+		{"verbose", no_argument, NULL, 'v'},	    BW_LEARN_OPTIONS,
+		{},
 	};
 	const char *cgroup = NULL, *profile = NULL, *output = NULL, *log = NULL;
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -316,8 +374,13 @@ int cmd_learn(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:p:d:o:l:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:p:d:o:l:vM:E", opts, NULL)) != -1) {
 		switch (c) {
+		case 'M':
+		case 'E':
+			if (bw_learn_option(c, optarg) < 0)
+				return 2;
+			break;
 		case 'c':
 			cgroup = optarg;
 			break;
@@ -388,8 +451,8 @@ int cmd_learn(int argc, char **argv)
 	return ret ? 1 : 0;
 usage:
 	fprintf(stderr, "usage: bpfwarden learn --cgroup PATH [--profile FILE] [--duration SECONDS] "
-			"--output FILE [--log FILE]\n"
+			"--output FILE [--log FILE] [--min-children N] [--exact]\n"
 			"       bpfwarden learn --all [--profile FILE] [--duration SECONDS] --output DIR "
-			"[--log FILE]\n");
+			"[--log FILE] [--min-children N] [--exact]\n");
 	return 2;
 }

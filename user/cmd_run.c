@@ -41,8 +41,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: bpfwarden run --profile FILE [--mode enforce|audit|learn] [--log FILE] "
 		   "[--event-rate N] [-v] -- CMD [ARG...]\n"
-		   "       bpfwarden run --mode learn [--profile FILE] --output PROFILE -- CMD "
-		   "[ARG...]\n");
+		   "       bpfwarden run --mode learn [--profile FILE] --output PROFILE "
+		   "[--min-children N] [--exact] -- CMD [ARG...]\n");
 }
 
 static pid_t spawn_in_cgroup(const char *cgdir, char **argv)
@@ -120,6 +120,7 @@ int cmd_run(int argc, char **argv)
 		{"log", required_argument, NULL, 'l'},	   {"output", required_argument, NULL, 'o'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"event-rate", required_argument, NULL, 'r'},	   {"help", no_argument, NULL, 'h'},
+		BW_LEARN_OPTIONS,
 		{},
 	};
 	const char *profile = NULL, *mode = NULL, *log = NULL, *output = NULL;
@@ -131,7 +132,7 @@ int cmd_run(int argc, char **argv)
 	pid_t child;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:m:l:o:vhr:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:m:l:o:vhr:M:E", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -163,6 +164,11 @@ int cmd_run(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'M':
+		case 'E':
+			if (bw_learn_option(c, optarg) < 0)
+				return 2;
+			break;
 		default:
 			usage(stderr);
 			return 2;

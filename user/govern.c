@@ -330,12 +330,19 @@ static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 	}
 	slot->pins_resolved = ps.n;
 	*deny_resolved = ps.deny;
-	/* The file systems the rule pins are on (mount pins serve utimes only). */
+	/*
+	 * The file systems of the pins that can deny. An allow pin only matters
+	 * when it shadows a deny pin above it on the same file system, and mount
+	 * pins serve utimes only.
+	 */
 	slot->npin_devs = 0;
 	for (i = 0; i < ps.n; i++) {
+		const struct bw_inode_pin *pn = &ps.pins[i];
 		size_t j;
 
-		if (ps.pins[i].self.flags & BW_PIN_MOUNT)
+		if ((pn->self.flags & BW_PIN_MOUNT) ||
+		    !(pn->self.verdict_r == BW_V_DENY || pn->self.verdict_w == BW_V_DENY ||
+		      pn->below.verdict_r == BW_V_DENY || pn->below.verdict_w == BW_V_DENY))
 			continue;
 		for (j = 0; j < slot->npin_devs && j < 4; j++)
 			if (slot->pin_devs[j] == ps.keys[i].dev)

@@ -64,6 +64,9 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	bw_learn_add(ctx, &l);
 }
 
+unsigned bw_learn_min_children; /* 0: learn.c's default */
+unsigned bw_learn_flags;
+
 int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 {
 	static const char *const abstractions[] = {"abstractions/base", "abstractions/python", NULL};
@@ -85,6 +88,8 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	opts.name = name;
 	opts.libdir = libdir && *libdir ? libdir : BW_PROFILE_LIBDIR;
 	opts.abstractions = abstractions;
+	opts.min_children = bw_learn_min_children;
+	opts.flags = bw_learn_flags;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", output);
 	f = fopen(tmp, "we");
 	if (!f) {
@@ -105,3 +110,25 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	return 0;
 }
 
+
+int bw_learn_option(int c, const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	switch (c) {
+	case 'M':
+		v = strtoul(arg, &end, 10);
+		if (!*arg || *end || v < 2 || v > 100000) {
+			bw_err("--min-children wants a number of files from 2 up, not '%s'", arg);
+			return -1;
+		}
+		bw_learn_min_children = (unsigned)v;
+		return 1;
+	case 'E':
+		/* Every rule exact: no /dir/ subtree for many files, none for per-run names. */
+		bw_learn_flags |= BW_LEARN_NO_FANOUT | BW_LEARN_NO_VOLATILE;
+		return 1;
+	}
+	return 0;
+}
