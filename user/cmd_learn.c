@@ -269,9 +269,13 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 		bw_events_poll(&s.ev, 200);
 		bw_events_check_lost(&s.ev);
 		if (tty && time(NULL) != last) {
+			size_t objects = 0, k;
+
 			last = time(NULL);
-			fprintf(stderr, "\rlearning: %lu events, %zu cgroups, %llu lost   ", a.events,
-				a.n, (unsigned long long)s.ev.lost);
+			for (k = 0; k < a.n; k++)
+				objects += bw_learn_count(a.v[k].set);
+			fprintf(stderr, "\rlearning: %lu events, %zu distinct objects, %zu cgroups, %llu lost   ",
+				a.events, objects, a.n, (unsigned long long)s.ev.lost);
 		}
 	}
 	while (bw_events_poll(&s.ev, 0) > 0)

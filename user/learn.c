@@ -171,6 +171,16 @@ unsigned long long bw_learn_events(const struct bw_learn_set *s)
 	return s ? s->events : 0;
 }
 
+bool bw_learn_has_exec(const struct bw_learn_set *s, const char *path)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->n; i++)
+		if (s->v[i].cat == BW_CAT_EXEC && s->v[i].path && !strcmp(s->v[i].path, path))
+			return true;
+	return false;
+}
+
 /* Keep the BW_LEARN_PROGS smallest names: the same set whatever the order. */
 static int progs_add(struct progs *p, const char *name)
 {

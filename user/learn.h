@@ -9,6 +9,7 @@
 #ifndef BW_LEARN_H
 #define BW_LEARN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -48,6 +49,9 @@ void bw_learn_free(struct bw_learn_set *s);
  * family, file access without r or w), or -ENOMEM.
  */
 int bw_learn_add(struct bw_learn_set *s, const struct bw_learned *l);
+
+/* Was this program (its exact path) learned as run? */
+bool bw_learn_has_exec(const struct bw_learn_set *s, const char *path);
 
 /* Distinct objects recorded, and accesses recorded (calls that succeeded). */
 size_t bw_learn_count(const struct bw_learn_set *s);

@@ -69,7 +69,19 @@ unsigned bw_learn_flags;
 
 int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 {
-	static const char *const abstractions[] = {"abstractions/base", "abstractions/python", NULL};
+	/*
+	 * The shell abstraction allows the shell and every everyday utility: it
+	 * is folded in only when the workload ran a shell itself, never because
+	 * it ran one utility.
+	 */
+	static const char *const with_shell[] = {"abstractions/base", "abstractions/python",
+						 "abstractions/shell", NULL};
+	static const char *const without_shell[] = {"abstractions/base", "abstractions/python",
+						    NULL};
+	const char *const *abstractions =
+		bw_learn_has_exec(set, "/usr/bin/dash") || bw_learn_has_exec(set, "/usr/bin/bash")
+			? with_shell
+			: without_shell;
 	struct bw_learn_opts opts = {};
 	char tmp[PATH_MAX], name[65];
 	const char *base = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;

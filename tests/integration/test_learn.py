@@ -159,8 +159,22 @@ def test_learn_all_cgroups_of_the_host():
                             "%s/cgroup.procs; done; rmdir %s" % (d, root, d)])
 
 
+def test_shell_workload_folds_into_the_shell_abstraction():
+    out = S + "/sh.profile"
+    r = subprocess.run([BW, "run", "--mode", "learn", "--output", out, "--log", "/dev/null",
+                        "--", "/bin/sh", "-c", "cat /etc/hostname >/dev/null; true"],
+                       capture_output=True, text=True)
+    check_eq(r.returncode, 0, "learning run (%s)" % r.stderr)
+    text = open(out).read()
+    check('include "abstractions/shell"' in text, "a shell workload folds:\n" + text)
+    check("allow exec /usr/bin/cat" not in text, "cat comes from the abstraction:\n" + text)
+    # and enforcing it runs the same workload
+    r = run(out, ["/bin/sh", "-c", "cat /etc/hostname >/dev/null; true"])
+    check_eq((r.rc, denials(r.events)), (0, []), "enforced rerun (%s)" % r.stderr)
+
+
 TESTS = [test_learn_enforce_round_trip, test_learn_an_existing_cgroup,
-         test_learn_all_cgroups_of_the_host]
+         test_learn_all_cgroups_of_the_host, test_shell_workload_folds_into_the_shell_abstraction]
 
 if __name__ == "__main__":
     sys.exit(main(TESTS, sys.argv))
