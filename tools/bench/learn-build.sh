@@ -71,7 +71,7 @@ for ((r = 0; r < rounds; r++)); do
 done
 events=$(grep -c '"type":"learn"' $log || true)
 lost=$(awk -F'"count":' '/"type":"lost"/ {split($2, a, ","); s += a[1]} END {print s + 0}' $log)
-objects=$(awk '$1 == "/bench-build" {print $5}' /tmp/learn-bench.summary)
+objects=$(awk '$1 == "/bench-build" {print $6}' /tmp/learn-bench.summary)
 echo "C build of $(ls $src/*.c | wc -l) files with gcc -O1, kernel $(uname -r), best of $rounds rounds, alternating"
 printf '%-28s %14s %8s\n' configuration "guest ns" ratio
 printf '%-28s %14s %8s\n' "no agent" "$base" "1.000"
