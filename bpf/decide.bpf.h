@@ -143,7 +143,8 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		bw_pins_walk(&pw, dentry, policy, cat, true);
 		bw_decide_pins(&d, &pw, access, default_verdict);
 	} else if ((cat == BW_CAT_PIN_EXEC ? pol->has_exec_pins : pol->has_pins) &&
-		   d.verdict != BW_V_DENY && !(flags & BW_EVF_UNREACHABLE && cat == BW_CAT_PIN_EXEC) &&
+		   d.verdict != BW_V_DENY &&
+		   !(flags & BW_EVF_UNREACHABLE && cat == BW_CAT_PIN_EXEC) &&
 		   bw_fs_has_pins(pol, dentry)) {
 		/* The same object by another name decides as its rule's path would. */
 		struct bw_decision pd = {};

@@ -14,9 +14,9 @@
 #include "record.bpf.h"
 
 /* Fill s->ev for the current task; the path is copied by the caller. */
-static __always_inline void bw_event_fill(struct bw_scratch *s, __u64 cgid, __u32 policy,
-					  __u8 type, __u8 op, __u8 decision, __u8 access,
-					  __u16 rule, __u8 flags)
+static __always_inline void bw_event_fill(struct bw_scratch *s, __u64 cgid, __u32 policy, __u8 type,
+					  __u8 op, __u8 decision, __u8 access, __u16 rule,
+					  __u8 flags)
 {
 	bw_event_head(&s->ev, cgid, policy, type, op, decision, rule);
 	s->ev.access = access;

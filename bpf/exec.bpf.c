@@ -24,7 +24,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define NR_execve 59
+#define NR_execve   59
 #define NR_execveat 322
 
 /*

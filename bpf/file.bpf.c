@@ -19,9 +19,9 @@
 #include "path.bpf.h"
 #include "decide.bpf.h"
 
-#define FMODE_READ 0x1
+#define FMODE_READ  0x1
 #define FMODE_WRITE 0x2
-#define O_TRUNC 01000
+#define O_TRUNC	    01000
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -83,8 +83,7 @@ int BPF_PROG(bw_path_trunc, const struct path *path, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_file_check(path->mnt, path->dentry, BW_OP_TRUNCATE,
-			     BW_ACC_W);
+	return bw_file_check(path->mnt, path->dentry, BW_OP_TRUNCATE, BW_ACC_W);
 }
 
 /* mknod, mkfifo and open(O_CREAT) of a new name. */
@@ -164,8 +163,7 @@ int BPF_PROG(bw_path_chmod, const struct path *path, umode_t mode, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_file_check(path->mnt, path->dentry, BW_OP_CHMOD,
-			     BW_ACC_W);
+	return bw_file_check(path->mnt, path->dentry, BW_OP_CHMOD, BW_ACC_W);
 }
 
 SEC("lsm/path_chown")
@@ -174,14 +172,13 @@ int BPF_PROG(bw_path_chown, const struct path *path, unsigned int uid, unsigned 
 {
 	if (ret)
 		return ret;
-	return bw_file_check(path->mnt, path->dentry, BW_OP_CHOWN,
-			     BW_ACC_W);
+	return bw_file_check(path->mnt, path->dentry, BW_OP_CHOWN, BW_ACC_W);
 }
 
-#define ATTR_MODE (1 << 0)
-#define ATTR_UID (1 << 1)
-#define ATTR_GID (1 << 2)
-#define ATTR_SIZE (1 << 3)
+#define ATTR_MODE  (1 << 0)
+#define ATTR_UID   (1 << 1)
+#define ATTR_GID   (1 << 2)
+#define ATTR_SIZE  (1 << 3)
 #define ATTR_ATIME (1 << 4)
 #define ATTR_MTIME (1 << 5)
 
@@ -203,8 +200,8 @@ static __always_inline int bw_setattr(struct dentry *dentry, struct iattr *attr)
 
 /* The hook gained an idmap argument in 6.3: the loader picks one of these. */
 SEC("lsm/inode_setattr")
-int BPF_PROG(bw_setattr_idmap, struct mnt_idmap *idmap, struct dentry *dentry,
-	     struct iattr *attr, int ret)
+int BPF_PROG(bw_setattr_idmap, struct mnt_idmap *idmap, struct dentry *dentry, struct iattr *attr,
+	     int ret)
 {
 	if (ret)
 		return ret;

@@ -22,8 +22,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define AF_INET 2
-#define AF_INET6 10
+#define AF_INET	    2
+#define AF_INET6    10
 #define IPPROTO_TCP 6
 #define IPPROTO_UDP 17
 
@@ -167,9 +167,10 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	if (verdict != BW_V_DENY)
 		return 1;
 
-	return bw_net_refuse(cgid, cg, op == BW_NOP_BIND	   ? BW_OP_BIND
-				   : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
-							  : BW_OP_CONNECT,
+	return bw_net_refuse(cgid, cg,
+			     op == BW_NOP_BIND	    ? BW_OP_BIND
+			     : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
+						    : BW_OP_CONNECT,
 			     rule, k.addr, port, v6 ? 6 : 4, proto);
 }
 

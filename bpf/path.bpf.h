@@ -21,9 +21,9 @@
 #define BW_NAME_MAX 255
 
 struct bw_scratch {
-	struct bw_event ev;	  /* event head ... */
-	char evpath[BW_PATH_BUF]; /* ... immediately followed by its path */
-	struct bw_path_key key;	  /* the trie reads sizeof(key) bytes ... */
+	struct bw_event ev;	    /* event head ... */
+	char evpath[BW_PATH_BUF];   /* ... immediately followed by its path */
+	struct bw_path_key key;	    /* the trie reads sizeof(key) bytes ... */
 	char key_tail[BW_PATH_BUF]; /* ... the full path runs on into here */
 	char buf[2 * BW_PATH_BUF];  /* bw_path_build: path ends at BW_PATH_BUF */
 };
@@ -143,8 +143,7 @@ static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct vfsmount
 }
 
 /* file_open: the kernel's own d_path, allowed on this hook. */
-static __always_inline __u32 bw_path_of_file(struct bw_scratch *s, struct file *file,
-					     __u32 *flags)
+static __always_inline __u32 bw_path_of_file(struct bw_scratch *s, struct file *file, __u32 *flags)
 {
 	struct dentry *d = file->f_path.dentry;
 	long n;

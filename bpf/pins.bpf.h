@@ -22,9 +22,9 @@ struct bw_pin_walk {
 	struct dentry *dentry;
 	__u16 policy;
 	__u16 cat;
-	__u8 any_mount;	  /* mount-root pins count (attribute changes) */
-	__u8 have_self;	  /* self: the object's own pin */
-	__u8 have_below;  /* below: the nearest pinned ancestor's subtree values */
+	__u8 any_mount;	 /* mount-root pins count (attribute changes) */
+	__u8 have_self;	 /* self: the object's own pin */
+	__u8 have_below; /* below: the nearest pinned ancestor's subtree values */
 	__u8 pad[3];
 	struct bw_path_rule self;
 	struct bw_path_rule below;
@@ -58,7 +58,8 @@ static long bw_pin_step(__u32 i, struct bw_pin_walk *pw)
 			if (pin && i == 0 && (pw->any_mount || !(pin->self.flags & BW_PIN_MOUNT))) {
 				pw->self = pin->self;
 				pw->have_self = 1;
-			} else if (pin && i > 0 && (pw->any_mount || !(pin->below.flags & BW_PIN_MOUNT)) &&
+			} else if (pin && i > 0 &&
+				   (pw->any_mount || !(pin->below.flags & BW_PIN_MOUNT)) &&
 				   (pin->below.verdict_r || pin->below.verdict_w)) {
 				pw->below = pin->below;
 				pw->have_below = 1;

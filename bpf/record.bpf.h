@@ -5,8 +5,8 @@
 
 #include "bpfwarden.h"
 
-static __always_inline void bw_event_head(struct bw_event *ev, __u64 cgid, __u32 policy,
-					  __u8 type, __u8 op, __u8 decision, __u16 rule)
+static __always_inline void bw_event_head(struct bw_event *ev, __u64 cgid, __u32 policy, __u8 type,
+					  __u8 op, __u8 decision, __u16 rule)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();

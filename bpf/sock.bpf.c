@@ -19,7 +19,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define EPERM 1
+#define EPERM	  1
 #define AF_PACKET 17
 
 struct bw_sock_event {
@@ -71,7 +71,8 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	}
 	__builtin_memset(e, 0, sizeof(*e));
 	bw_event_head(&e->ev, cgid, policy, evtype, BW_OP_SOCKET,
-		      evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW, pol->net_raw ? pol->net_raw_rule : 0);
+		      evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
+		      pol->net_raw ? pol->net_raw_rule : 0);
 	e->ev.path_len = sizeof(e->obj);
 	e->obj.family = AF_PACKET;
 	e->obj.proto = type;

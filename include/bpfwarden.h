@@ -26,11 +26,11 @@
 #define BW_PATH_DEPTH 256
 /* Profiles loaded at once (one policy slot each) and cgroups governed. */
 #define BW_MAX_POLICIES 64
-#define BW_MAX_CGROUPS 8192
+#define BW_MAX_CGROUPS	8192
 /* Trie entries (each subtree rule takes two), net keys and pinned deny inodes, all profiles. */
-#define BW_MAX_NET_KEYS 16384
-#define BW_MAX_UNIX_KEYS 16384
-#define BW_MAX_FILE_KEYS 131072
+#define BW_MAX_NET_KEYS	  16384
+#define BW_MAX_UNIX_KEYS  16384
+#define BW_MAX_FILE_KEYS  131072
 #define BW_MAX_INODE_PINS 16384
 /*
  * A bitmap over inode numbers that says "this inode may be pinned": 2^14
@@ -39,7 +39,7 @@
  */
 #define BW_PINBITS_SHIFT 14
 #define BW_PINBITS_WORDS (1 << BW_PINBITS_SHIFT)
-#define BW_PINBITS_MUL 0x9e3779b97f4a7c15ULL
+#define BW_PINBITS_MUL	 0x9e3779b97f4a7c15ULL
 /* Rules in one profile after includes. */
 #define BW_MAX_RULES 16384
 /* Ring buffer of one policy (bytes, power of two). */
@@ -65,12 +65,12 @@ enum bw_verdict {
 /* Governed cgroup -> its policy slot and mode. */
 struct bw_cgroup {
 	__u32 policy;
-	__u8 mode;	  /* enum bw_mode */
+	__u8 mode; /* enum bw_mode */
 	__u8 pad[3];
 };
 _Static_assert(sizeof(struct bw_cgroup) == 8, "bw_cgroup size");
 
-#define BW_ON_DENY_LOG 0
+#define BW_ON_DENY_LOG	0
 #define BW_ON_DENY_KILL 1
 
 /* Per-policy settings that are not rules, and the slot's owner. */
@@ -87,7 +87,7 @@ struct bw_policy {
 	__u16 net_raw_rule;
 	__u8 net_raw; /* enum bw_verdict of `net raw` rules; NONE: default_net decides */
 	__u8 pad[3];
-	__u32 owner_pid; /* agent that streams this slot's events */
+	__u32 owner_pid;  /* agent that streams this slot's events */
 	__u32 event_rate; /* deny/audit events per cgroup and second; 0: no limit */
 	__u32 learn_gen;  /* new for every installed profile: what a learn session has seen */
 	/*
@@ -121,7 +121,7 @@ struct bw_path_rule {
 	__u16 rule_w;
 	__u8 verdict_r; /* enum bw_verdict */
 	__u8 verdict_w;
-	__u8 flags;	/* BW_PIN_* (pins only) */
+	__u8 flags; /* BW_PIN_* (pins only) */
 	__u8 pad;
 };
 
@@ -302,11 +302,11 @@ enum bw_op {
 };
 
 /* Event flags */
-#define BW_EVF_PATH_TOO_LONG 0x1 /* path did not fit the kernel buffer */
-#define BW_EVF_INODE_PIN 0x2	 /* decided by a pinned inode, not the path */
-#define BW_EVF_UNREACHABLE 0x4	 /* pseudo file (pipe, socket, memfd): no path */
-#define BW_EVF_FS_RELATIVE 0x8	 /* path is relative to the file system of `dev` */
-#define BW_EVF_UNIX 0x10	 /* a unix socket event: the path bytes are its name */
+#define BW_EVF_PATH_TOO_LONG 0x1  /* path did not fit the kernel buffer */
+#define BW_EVF_INODE_PIN     0x2  /* decided by a pinned inode, not the path */
+#define BW_EVF_UNREACHABLE   0x4  /* pseudo file (pipe, socket, memfd): no path */
+#define BW_EVF_FS_RELATIVE   0x8  /* path is relative to the file system of `dev` */
+#define BW_EVF_UNIX	     0x10 /* a unix socket event: the path bytes are its name */
 
 #define BW_COMM_LEN 16
 
@@ -314,7 +314,7 @@ enum bw_op {
  * Fixed head of every event; path bytes (path_len, no NUL) follow it, then
  * for exec the first arguments, each NUL-terminated (args_len bytes).
  */
-#define BW_EXEC_ARGS 4	      /* arguments recorded */
+#define BW_EXEC_ARGS	4   /* arguments recorded */
 #define BW_EXEC_ARG_LEN 128 /* bytes of each, NUL included */
 struct bw_event {
 	__u64 ts_boot_ns;
@@ -334,7 +334,7 @@ struct bw_event {
 	__u8 pad;
 	__u16 path_len;
 	__u16 args_len; /* exec: NUL-terminated arguments after the path */
-	__u32 dev; /* with BW_EVF_FS_RELATIVE: the file system's dev_t */
+	__u32 dev;	/* with BW_EVF_FS_RELATIVE: the file system's dev_t */
 	char comm[BW_COMM_LEN];
 };
 _Static_assert(sizeof(struct bw_event) == 72, "bw_event size");

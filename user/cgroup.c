@@ -177,8 +177,8 @@ void bw_cgroup_unit(const char *path, char *out, size_t len)
 	for (i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++) {
 		size_t k = strlen(runtimes[i]);
 
-		if (!strncmp(last, runtimes[i], k) && n > k + 6 && !strcmp(last + n - 6, ".scope") &&
-		    all_hex(last + k, n - k - 6)) {
+		if (!strncmp(last, runtimes[i], k) && n > k + 6 &&
+		    !strcmp(last + n - 6, ".scope") && all_hex(last + k, n - k - 6)) {
 			snprintf(out, len, "container %.12s", last + k);
 			return;
 		}

@@ -19,8 +19,7 @@ const char *bw_cgroup_rel(const char *abs);
 /* The id bpf_get_current_cgroup_id() returns for tasks in that directory. */
 int bw_cgroup_id(const char *dir, uint64_t *id);
 /* Call fn for dir and every cgroup below it, parents first. */
-int bw_cgroup_walk(const char *dir, int (*fn)(const char *path, uint64_t id, void *arg),
-		   void *arg);
+int bw_cgroup_walk(const char *dir, int (*fn)(const char *path, uint64_t id, void *arg), void *arg);
 /* Find the directory of id below root; fills out, or returns -ENOENT. */
 int bw_cgroup_find(const char *root, uint64_t id, char *out, size_t len);
 

@@ -43,10 +43,13 @@ static int still_ours(struct bw_session *s)
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"cgroup", required_argument, NULL, 'c'}, {"profile", required_argument, NULL, 'p'},
-		{"mode", required_argument, NULL, 'm'},	  {"log", required_argument, NULL, 'l'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"event-rate", required_argument, NULL, 'r'},	  {},
+	    {"cgroup", required_argument, NULL, 'c'},
+	    {"profile", required_argument, NULL, 'p'},
+	    {"mode", required_argument, NULL, 'm'},
+	    {"log", required_argument, NULL, 'l'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"event-rate", required_argument, NULL, 'r'},
+	    {},
 	};
 	const char *cgroup = NULL, *profile = NULL, *mode = NULL, *log = NULL;
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -119,17 +122,18 @@ int cmd_attach(int argc, char **argv)
 	bw_session_end(&s);
 	return 0;
 usage:
-	fprintf(stderr, "usage: bpfwarden attach --cgroup PATH --profile FILE [--mode enforce|audit|learn] "
-			"[--log FILE] [--event-rate N] [-v]\n");
+	fprintf(stderr,
+		"usage: bpfwarden attach --cgroup PATH --profile FILE [--mode enforce|audit|learn] "
+		"[--log FILE] [--event-rate N] [-v]\n");
 	return 2;
 }
 
 int cmd_detach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"cgroup", required_argument, NULL, 'c'},
-		{"verbose", no_argument, NULL, 'v'},
-		{},
+	    {"cgroup", required_argument, NULL, 'c'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {},
 	};
 	struct bw_maps m = BW_MAPS_INIT;
 	const char *cgroup = NULL;
@@ -202,8 +206,8 @@ static int mode_fn(const char *path, uint64_t id, void *arg)
 int cmd_mode(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"cgroup", required_argument, NULL, 'c'},
-		{},
+	    {"cgroup", required_argument, NULL, 'c'},
+	    {},
 	};
 	struct bw_maps m = BW_MAPS_INIT;
 	struct mode_arg a = {.m = &m};

@@ -112,8 +112,7 @@ struct all_ctx {
 	unsigned long events;
 };
 
-static void learn_all_event(void *ctx, const struct bw_event *ev, const char *path,
-			    const char *exe)
+static void learn_all_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe)
 {
 	struct all_ctx *a = ctx;
 	struct cg_learned *c = NULL, *nv;
@@ -133,7 +132,8 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 		if (!c->set)
 			return;
 		c->id = ev->cgroup_id;
-		snprintf(c->path, sizeof(c->path), "%s", bw_events_cgroup_path(a->ev, ev->cgroup_id));
+		snprintf(c->path, sizeof(c->path), "%s",
+			 bw_events_cgroup_path(a->ev, ev->cgroup_id));
 		a->n++;
 	}
 	{
@@ -160,7 +160,7 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 struct all_gov {
 	struct bw_maps *m;
 	struct bw_cgroup v;
-	uint64_t self;	/* the agent's own cgroup: observing it would observe the agent */
+	uint64_t self;	     /* the agent's own cgroup: observing it would observe the agent */
 	char skip[PATH_MAX]; /* <root>/bpfwarden: run and attach make their cgroups there */
 	int n;
 };
@@ -274,7 +274,9 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 			last = time(NULL);
 			for (k = 0; k < a.n; k++)
 				objects += bw_learn_count(a.v[k].set);
-			fprintf(stderr, "\rlearning: %lu events, %zu distinct objects, %zu cgroups, %llu lost   ",
+			fprintf(stderr,
+				"\rlearning: %lu events, %zu distinct objects, %zu cgroups, %llu "
+				"lost   ",
 				a.events, objects, a.n, (unsigned long long)s.ev.lost);
 		}
 	}
@@ -316,9 +318,9 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 int cmd_audit(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"all", no_argument, NULL, 'a'},	    {"duration", required_argument, NULL, 'd'},
-		{"log", required_argument, NULL, 'l'},	    {"profile", required_argument, NULL, 'p'},
-		{"verbose", no_argument, NULL, 'v'},	    {},
+	    {"all", no_argument, NULL, 'a'},	   {"duration", required_argument, NULL, 'd'},
+	    {"log", required_argument, NULL, 'l'}, {"profile", required_argument, NULL, 'p'},
+	    {"verbose", no_argument, NULL, 'v'},   {},
 	};
 	const char *log = NULL, *profile = NULL;
 	bool all = false;
@@ -333,7 +335,8 @@ int cmd_audit(int argc, char **argv)
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &duration)) {
-				bw_err("--duration wants a whole number of seconds, not '%s'", optarg);
+				bw_err("--duration wants a whole number of seconds, not '%s'",
+				       optarg);
 				return 2;
 			}
 			break;
@@ -361,11 +364,15 @@ usage:
 int cmd_learn(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"cgroup", required_argument, NULL, 'c'},   {"profile", required_argument, NULL, 'p'},
-		{"duration", required_argument, NULL, 'd'}, {"output", required_argument, NULL, 'o'},
-		{"log", required_argument, NULL, 'l'},	    {"all", no_argument, NULL, 'a'},
-		{"verbose", no_argument, NULL, 'v'},	    BW_LEARN_OPTIONS,
-		{},
+	    {"cgroup", required_argument, NULL, 'c'},
+	    {"profile", required_argument, NULL, 'p'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"log", required_argument, NULL, 'l'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    BW_LEARN_OPTIONS,
+	    {},
 	};
 	const char *cgroup = NULL, *profile = NULL, *output = NULL, *log = NULL;
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -393,7 +400,8 @@ int cmd_learn(int argc, char **argv)
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &duration)) {
-				bw_err("--duration wants a whole number of seconds, not '%s'", optarg);
+				bw_err("--duration wants a whole number of seconds, not '%s'",
+				       optarg);
 				return 2;
 			}
 			break;
@@ -454,9 +462,10 @@ int cmd_learn(int argc, char **argv)
 	bw_learn_free(set);
 	return ret ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: bpfwarden learn --cgroup PATH [--profile FILE] [--duration SECONDS] "
-			"--output FILE [--log FILE] [--min-children N] [--exact]\n"
-			"       bpfwarden learn --all [--profile FILE] [--duration SECONDS] --output DIR "
-			"[--log FILE] [--min-children N] [--exact]\n");
+	fprintf(stderr,
+		"usage: bpfwarden learn --cgroup PATH [--profile FILE] [--duration SECONDS] "
+		"--output FILE [--log FILE] [--min-children N] [--exact]\n"
+		"       bpfwarden learn --all [--profile FILE] [--duration SECONDS] --output DIR "
+		"[--log FILE] [--min-children N] [--exact]\n");
 	return 2;
 }

@@ -116,12 +116,15 @@ static int make_run_cgroup(char *out, size_t len)
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"profile", required_argument, NULL, 'p'}, {"mode", required_argument, NULL, 'm'},
-		{"log", required_argument, NULL, 'l'},	   {"output", required_argument, NULL, 'o'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"event-rate", required_argument, NULL, 'r'},	   {"help", no_argument, NULL, 'h'},
-		BW_LEARN_OPTIONS,
-		{},
+	    {"profile", required_argument, NULL, 'p'},
+	    {"mode", required_argument, NULL, 'm'},
+	    {"log", required_argument, NULL, 'l'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"event-rate", required_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},
+	    BW_LEARN_OPTIONS,
+	    {},
 	};
 	const char *profile = NULL, *mode = NULL, *log = NULL, *output = NULL;
 	struct bw_learn_set *learned = NULL;

@@ -48,8 +48,7 @@ static void merge_one(__u8 *verdict, __u16 *rule, __u8 v, __u16 id)
 	}
 }
 
-static void merge(struct bw_path_rule *val, unsigned access, enum bw_rule_verdict verdict,
-		  __u16 id)
+static void merge(struct bw_path_rule *val, unsigned access, enum bw_rule_verdict verdict, __u16 id)
 {
 	__u8 v = verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
 
@@ -99,10 +98,12 @@ static size_t fold_equal(struct bw_file_entry *v, size_t n)
 			struct bw_path_rule *into = &v[out - 1].val, *from = &v[i].val;
 
 			if (from->verdict_r)
-				merge(into, BW_ACC_R, from->verdict_r == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
+				merge(into, BW_ACC_R,
+				      from->verdict_r == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
 				      from->rule_r);
 			if (from->verdict_w)
-				merge(into, BW_ACC_W, from->verdict_w == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
+				merge(into, BW_ACC_W,
+				      from->verdict_w == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
 				      from->rule_w);
 			continue;
 		}
@@ -257,7 +258,8 @@ static int add_pins(const struct bw_profile *p, struct bw_compiled *c, enum bw_c
 				break;
 		if (j == c->npins) {
 			c->pins[c->npins].path = r->file.path;
-			c->pins[c->npins++].cat = cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
+			c->pins[c->npins++].cat =
+			    cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
 		}
 		pr = &c->pins[j];
 		pr->deny |= r->verdict == BW_RULE_DENY;
@@ -288,7 +290,8 @@ static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_fil
 		if (r->file.subtree) {
 			ret = add_key(v, n, &cap, r->file.path, '/', access, r->verdict, id);
 			if (!ret && strcmp(r->file.path, "/"))
-				ret = add_key(v, n, &cap, r->file.path, '\0', access, r->verdict, id);
+				ret =
+				    add_key(v, n, &cap, r->file.path, '\0', access, r->verdict, id);
 		} else {
 			ret = add_key(v, n, &cap, r->file.path, '\0', access, r->verdict, id);
 		}
@@ -340,8 +343,8 @@ static int net_add(struct bw_compiled *c, size_t *cap, int op, int proto, const 
 	for (i = 0; i < c->nnets; i++) {
 		struct bw_net_entry *x = &c->nets[i];
 
-		if (x->key.op == op && x->key.proto == proto && x->key.prefixlen == (unsigned)plen &&
-		    !memcmp(x->key.addr, addr, 16)) {
+		if (x->key.op == op && x->key.proto == proto &&
+		    x->key.prefixlen == (unsigned)plen && !memcmp(x->key.addr, addr, 16)) {
 			e = x;
 			break;
 		}
@@ -417,7 +420,8 @@ static int net_entry_cmp_plen_desc(const void *x, const void *y)
  */
 static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *err, size_t errlen)
 {
-	static const uint8_t mapped_lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 0};
+	static const uint8_t mapped_lo[16] = {0, 0, 0,	  0,	0,   0, 0, 0,
+					      0, 0, 0xff, 0xff, 127, 0, 0, 0};
 	static const uint8_t lo6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 	size_t cap = 0, i, j;
 	int ret = 0;
@@ -450,7 +454,8 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			ret = net_add(c, &cap, op, proto, addr, 0, r, id);
 		}
 		if (ret == -E2BIG)
-			snprintf(err, errlen, "%s:%d: more than %d port ranges on one address prefix",
+			snprintf(err, errlen,
+				 "%s:%d: more than %d port ranges on one address prefix",
 				 r->origin.file, r->origin.line, BW_NET_RANGES);
 	}
 	if (ret)
@@ -480,10 +485,11 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			qsort(own.r, own.n, sizeof(own.r[0]), range_cmp);
 			for (k = 0; k < own.n; k++) {
 				if (e->val.n == BW_NET_RANGES) {
-					snprintf(err, errlen,
-						 "more than %d port ranges apply to one address prefix "
-						 "(with those of the prefixes around it)",
-						 BW_NET_RANGES);
+					snprintf(
+					    err, errlen,
+					    "more than %d port ranges apply to one address prefix "
+					    "(with those of the prefixes around it)",
+					    BW_NET_RANGES);
 					ret = -E2BIG;
 					break;
 				}
@@ -523,8 +529,10 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	out->policy.default_file = p->defaults[BW_CAT_FILE] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
-	out->policy.default_exec = p->defaults[BW_CAT_EXEC] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
+	out->policy.default_file =
+	    p->defaults[BW_CAT_FILE] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
+	out->policy.default_exec =
+	    p->defaults[BW_CAT_EXEC] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
 	out->policy.default_net = p->defaults[BW_CAT_NET] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
 	out->policy.on_deny = p->on_deny == BW_PON_DENY_KILL ? BW_ON_DENY_KILL : BW_ON_DENY_LOG;
 

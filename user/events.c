@@ -16,15 +16,12 @@
 #include "util.h"
 
 static const char *const op_names[BW_OP_MAX] = {
-	[BW_OP_OPEN] = "open",		 [BW_OP_TRUNCATE] = "truncate",
-	[BW_OP_CREATE] = "create",	 [BW_OP_MKDIR] = "mkdir",
-	[BW_OP_RMDIR] = "rmdir",	 [BW_OP_UNLINK] = "unlink",
-	[BW_OP_RENAME_FROM] = "rename",	 [BW_OP_RENAME_TO] = "rename",
-	[BW_OP_LINK] = "link",		 [BW_OP_SYMLINK] = "symlink",
-	[BW_OP_CHMOD] = "chmod",	 [BW_OP_CHOWN] = "chown",
-	[BW_OP_UTIMES] = "utimes",	 [BW_OP_EXEC] = "exec",
-	[BW_OP_CONNECT] = "connect",	 [BW_OP_BIND] = "bind",
-	[BW_OP_SENDMSG] = "sendmsg",	 [BW_OP_SOCKET] = "socket",
+    [BW_OP_OPEN] = "open",	    [BW_OP_TRUNCATE] = "truncate", [BW_OP_CREATE] = "create",
+    [BW_OP_MKDIR] = "mkdir",	    [BW_OP_RMDIR] = "rmdir",	   [BW_OP_UNLINK] = "unlink",
+    [BW_OP_RENAME_FROM] = "rename", [BW_OP_RENAME_TO] = "rename",  [BW_OP_LINK] = "link",
+    [BW_OP_SYMLINK] = "symlink",    [BW_OP_CHMOD] = "chmod",	   [BW_OP_CHOWN] = "chown",
+    [BW_OP_UTIMES] = "utimes",	    [BW_OP_EXEC] = "exec",	   [BW_OP_CONNECT] = "connect",
+    [BW_OP_BIND] = "bind",	    [BW_OP_SENDMSG] = "sendmsg",   [BW_OP_SOCKET] = "socket",
 };
 
 const char *bw_op_name(unsigned op)
@@ -70,7 +67,10 @@ static int64_t now_real(void)
 
 static const char *type_name(unsigned t)
 {
-	return t == BW_EV_DENY ? "deny" : t == BW_EV_AUDIT ? "audit" : t == BW_EV_LEARN ? "learn" : "unknown";
+	return t == BW_EV_DENY	  ? "deny"
+	       : t == BW_EV_AUDIT ? "audit"
+	       : t == BW_EV_LEARN ? "learn"
+				  : "unknown";
 }
 
 static void put_cgroup(struct jw *w, uint64_t id, const char *path)
@@ -141,10 +141,11 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 	jw_str(w, "op", bw_op_name(ev->op));
 	jw_str(w, "decision", ev->decision == BW_V_DENY ? "deny" : "allow");
 	/* The mode that produced the record: it can change under a running agent. */
-	jw_str(w, "mode", ev->type == BW_EV_AUDIT   ? "audit"
-			  : ev->type == BW_EV_LEARN ? "learn"
-			  : !strcmp(e->mode, "learn") ? "learn" /* a deny rule, in learn mode */
-						      : "enforce");
+	jw_str(w, "mode",
+	       ev->type == BW_EV_AUDIT	   ? "audit"
+	       : ev->type == BW_EV_LEARN   ? "learn"
+	       : !strcmp(e->mode, "learn") ? "learn" /* a deny rule, in learn mode */
+					   : "enforce");
 	put_cgroup(w, ev->cgroup_id, cgroup_path);
 	jw_obj(w, "proc");
 	jw_u64(w, "pid", ev->pid);

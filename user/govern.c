@@ -35,8 +35,7 @@ int bw_slot_referenced(struct bw_maps *m, uint32_t slot)
 }
 
 /* Delete every key of a map whose policy field (psize bytes at offset) equals slot. */
-static void delete_policy_keys(int fd, size_t key_size, size_t offset, size_t psize,
-			       uint32_t slot)
+static void delete_policy_keys(int fd, size_t key_size, size_t offset, size_t psize, uint32_t slot)
 {
 	char key[sizeof(struct bw_path_key)], next[sizeof(struct bw_path_key)];
 	char **dead = NULL;
@@ -323,9 +322,9 @@ static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 		}
 		if (bpf_map_update_elem(m->inodes, &ps.keys[i], &ps.pins[i], BPF_ANY)) {
 			ret = -errno;
-			bw_err("cannot pin inode %llu: %s (at most %d pins for all loaded profiles)",
-			       (unsigned long long)ps.keys[i].ino, strerror(-ret),
-			       BW_MAX_INODE_PINS);
+			bw_err(
+			    "cannot pin inode %llu: %s (at most %d pins for all loaded profiles)",
+			    (unsigned long long)ps.keys[i].ino, strerror(-ret), BW_MAX_INODE_PINS);
 		}
 	}
 	slot->pins_resolved = ps.n;
@@ -437,8 +436,8 @@ static int govern_fn(const char *path, uint64_t id, void *arg)
 
 	if (bpf_map_update_elem(a->m->cgroups, &id, &a->v, BPF_ANY)) {
 		a->ret = -errno;
-		bw_err("cannot govern %s: %s (at most %d governed cgroups)", path,
-		       strerror(errno), BW_MAX_CGROUPS);
+		bw_err("cannot govern %s: %s (at most %d governed cgroups)", path, strerror(errno),
+		       BW_MAX_CGROUPS);
 		return a->ret;
 	}
 	return 0;

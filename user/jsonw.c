@@ -88,7 +88,10 @@ void jw_escape(struct jw *w, const char *str, size_t n)
 			putc_(w, c);
 			i++;
 		} else if (c < 0x20 || c == 0x7f) {
-			const char *esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : NULL;
+			const char *esc = c == '\n'   ? "\\n"
+					  : c == '\t' ? "\\t"
+					  : c == '\r' ? "\\r"
+						      : NULL;
 
 			if (esc) {
 				put(w, esc, 2);

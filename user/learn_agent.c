@@ -29,7 +29,8 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	switch (ev->op) {
 	case BW_OP_EXEC:
 		if (!ev->path_len)
-			return; /* a memfd: no path to allow; `allow exec memfd` is a choice to make by hand */
+			return; /* a memfd: no path to allow; `allow exec memfd` is a choice to make
+				   by hand */
 		l.cat = BW_CAT_EXEC;
 		break;
 	case BW_OP_CONNECT:
@@ -37,8 +38,9 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	case BW_OP_SENDMSG:
 	case BW_OP_SOCKET:
 		l.cat = BW_CAT_NET;
-		l.net_op = ev->op == BW_OP_BIND ? BW_NET_BIND : ev->op == BW_OP_SOCKET ? BW_NET_RAW
-										: BW_NET_CONNECT;
+		l.net_op = ev->op == BW_OP_BIND	    ? BW_NET_BIND
+			   : ev->op == BW_OP_SOCKET ? BW_NET_RAW
+						    : BW_NET_CONNECT;
 		if (ev->flags & BW_EVF_UNIX) {
 			l.proto = BW_NET_UNIX;
 			snprintf(name, sizeof(name), "%.*s", (int)ev->path_len, path);
@@ -79,9 +81,9 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	static const char *const without_shell[] = {"abstractions/base", "abstractions/python",
 						    NULL};
 	const char *const *abstractions =
-		bw_learn_has_exec(set, "/usr/bin/dash") || bw_learn_has_exec(set, "/usr/bin/bash")
-			? with_shell
-			: without_shell;
+	    bw_learn_has_exec(set, "/usr/bin/dash") || bw_learn_has_exec(set, "/usr/bin/bash")
+		? with_shell
+		: without_shell;
 	struct bw_learn_opts opts = {};
 	char tmp[PATH_MAX], name[65];
 	const char *base = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
@@ -121,7 +123,6 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	bw_info("learned profile written to %s", output);
 	return 0;
 }
-
 
 int bw_learn_option(int c, const char *arg)
 {

@@ -15,7 +15,10 @@ extern unsigned bw_learn_flags;
 /* Parse one generalisation option; 1 if it was one, 0 if not, -1 if bad. */
 int bw_learn_option(int c, const char *arg);
 #define BW_LEARN_OPTIONS                                                                           \
-	{"min-children", required_argument, NULL, 'M'}, {"exact", no_argument, NULL, 'E'}
+	{"min-children", required_argument, NULL, 'M'},                                            \
+	{                                                                                          \
+		"exact", no_argument, NULL, 'E'                                                    \
+	}
 
 /*
  * Write the learned profile to output (through output.tmp and a rename), named

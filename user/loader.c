@@ -298,12 +298,11 @@ int bw_open_pinned(struct bw_maps *m)
 		int *fd;
 		const char *name;
 	} maps[] = {
-		{&m->cgroups, "bw_cgroups"},	 {&m->policies, "bw_policies"},
-		{&m->file_rules, "bw_file_rules"}, {&m->inodes, "bw_inodes"},
-		{&m->exec_rules, "bw_exec_rules"},	 {&m->net_rules, "bw_net_rules"},
-		{&m->unix_rules, "bw_unix_rules"},
-		{&m->rbufs, "bw_rbufs"},		 {&m->counters, "bw_counters"},
-		{&m->pinbits, "bw_pinbits"},
+	    {&m->cgroups, "bw_cgroups"},       {&m->policies, "bw_policies"},
+	    {&m->file_rules, "bw_file_rules"}, {&m->inodes, "bw_inodes"},
+	    {&m->exec_rules, "bw_exec_rules"}, {&m->net_rules, "bw_net_rules"},
+	    {&m->unix_rules, "bw_unix_rules"}, {&m->rbufs, "bw_rbufs"},
+	    {&m->counters, "bw_counters"},     {&m->pinbits, "bw_pinbits"},
 	};
 	size_t i;
 
@@ -413,7 +412,8 @@ static int check_version(void)
 	if (ret)
 		return ret;
 create:
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bw_version", sizeof(__u32), sizeof(__u64), 1, NULL);
+	fd =
+	    bpf_map_create(BPF_MAP_TYPE_ARRAY, "bw_version", sizeof(__u32), sizeof(__u64), 1, NULL);
 	if (fd < 0)
 		return -errno;
 	bpf_map_update_elem(fd, &zero, &want, BPF_ANY);
@@ -456,9 +456,8 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups, &m->policies, &m->file_rules, &m->exec_rules,
-		      &m->net_rules, &m->unix_rules, &m->inodes, &m->rbufs,
-		      &m->counters, &m->pinbits};
+	int *fds[] = {&m->cgroups,    &m->policies, &m->file_rules, &m->exec_rules, &m->net_rules,
+		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

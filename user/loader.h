@@ -10,9 +10,12 @@
 #include <stdbool.h>
 
 #define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
-#define BW_RUN_DIR "/run/bpfwarden"
+#define BW_RUN_DIR  "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
-#define BW_MAPS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+#define BW_MAPS_INIT                                                                               \
+	{                                                                                          \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                         \
+	}
 
 struct bw_maps {
 	int cgroups;

@@ -12,17 +12,18 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{"run", cmd_run, "run --profile FILE [--mode M] [--log FILE] -- CMD [ARG...]"},
-	{"run", cmd_run, "run --mode learn [--profile FILE] --output FILE -- CMD [ARG...]"},
-	{"attach", cmd_attach, "attach --cgroup PATH --profile FILE [--mode M] [--log FILE]"},
-	{"detach", cmd_detach, "detach --cgroup PATH"},
-	{"mode", cmd_mode, "mode --cgroup PATH enforce|audit|learn"},
-	{"learn", cmd_learn, "learn --cgroup PATH [--duration SECONDS] --output FILE"},
-	{"learn", cmd_learn, "learn --all [--duration SECONDS] --output DIR   (one profile per cgroup)"},
-	{"audit", cmd_audit, "audit --all [--duration SECONDS] [--log FILE]   (host-wide, a summary)"},
-	{"status", cmd_status, "status"},
-	{"check", cmd_check, "check FILE..."},
-	{"reset", cmd_reset, "reset   (unpin everything: nothing stays governed)"},
+    {"run", cmd_run, "run --profile FILE [--mode M] [--log FILE] -- CMD [ARG...]"},
+    {"run", cmd_run, "run --mode learn [--profile FILE] --output FILE -- CMD [ARG...]"},
+    {"attach", cmd_attach, "attach --cgroup PATH --profile FILE [--mode M] [--log FILE]"},
+    {"detach", cmd_detach, "detach --cgroup PATH"},
+    {"mode", cmd_mode, "mode --cgroup PATH enforce|audit|learn"},
+    {"learn", cmd_learn, "learn --cgroup PATH [--duration SECONDS] --output FILE"},
+    {"learn", cmd_learn,
+     "learn --all [--duration SECONDS] --output DIR   (one profile per cgroup)"},
+    {"audit", cmd_audit, "audit --all [--duration SECONDS] [--log FILE]   (host-wide, a summary)"},
+    {"status", cmd_status, "status"},
+    {"check", cmd_check, "check FILE..."},
+    {"reset", cmd_reset, "reset   (unpin everything: nothing stays governed)"},
 };
 
 static void usage(FILE *f)

@@ -54,8 +54,7 @@ static int trial(struct bpf_program *(*pick)(struct probe_bpf *))
 	if (!skel)
 		return -errno;
 	want = pick(skel);
-	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, prog == want);
+	bpf_object__for_each_program(prog, skel->obj) bpf_program__set_autoload(prog, prog == want);
 	ret = probe_bpf__load(skel);
 	if (!ret) {
 		link = bpf_program__attach(want);
@@ -102,13 +101,15 @@ const char *bw_lsm_unavailable(const struct bw_support *s)
 	static char why[768];
 
 	if (!s->btf)
-		return "this kernel has no BTF (/sys/kernel/btf/vmlinux), so no BPF LSM program can "
+		return "this kernel has no BTF (/sys/kernel/btf/vmlinux), so no BPF LSM program "
+		       "can "
 		       "load";
 	if (!s->lsm_listed) {
-		snprintf(why, sizeof(why),
-			 "BPF LSM is not active: `bpf` is not in /sys/kernel/security/lsm (\"%s\"); "
-			 "boot with lsm=...,bpf",
-			 s->lsm_list[0] ? s->lsm_list : "unreadable");
+		snprintf(
+		    why, sizeof(why),
+		    "BPF LSM is not active: `bpf` is not in /sys/kernel/security/lsm (\"%s\"); "
+		    "boot with lsm=...,bpf",
+		    s->lsm_list[0] ? s->lsm_list : "unreadable");
 		return why;
 	}
 	if (s->lsm_attach_err) {

@@ -14,9 +14,9 @@
 #include "util.h"
 
 static const char *const mode_names[] = {
-	[BW_MODE_ENFORCE] = "enforce",
-	[BW_MODE_AUDIT] = "audit",
-	[BW_MODE_LEARN] = "learn",
+    [BW_MODE_ENFORCE] = "enforce",
+    [BW_MODE_AUDIT] = "audit",
+    [BW_MODE_LEARN] = "learn",
 };
 
 unsigned bw_event_rate = BW_DEFAULT_EVENT_RATE;
@@ -74,8 +74,8 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 		static const char text[] = "profile learned\ndefault deny\n";
 
 		profile_path = "(built-in learn profile)";
-		ret = bw_profile_parse_string(profile_path, text, sizeof(text) - 1, NULL, &s->profile,
-					      &diags);
+		ret = bw_profile_parse_string(profile_path, text, sizeof(text) - 1, NULL,
+					      &s->profile, &diags);
 	}
 	bw_diags_print(stderr, &diags);
 	bw_diags_free(&diags);
@@ -180,15 +180,15 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 	snprintf(msg, sizeof(msg),
 		 "governing %s with profile %s in %s mode (%zu file keys, %zu exec keys, %zu net "
 		 "keys, %zu inode pins%s%s)",
-		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode),
-		 s->compiled.nfiles, s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved,
+		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode), s->compiled.nfiles,
+		 s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved,
 		 s->net_only ? "; no BPF LSM on this kernel: tcp and udp rules only, and packet "
 			       "and unix sockets are not refused"
 			     : "",
 		 s->slot.link_scan_incomplete
-			 ? "; the hard-link scan of denied directories stopped at its bound: other "
-			   "names of files deep inside them are not pinned"
-			 : "");
+		     ? "; the hard-link scan of denied directories stopped at its bound: other "
+		       "names of files deep inside them are not pinned"
+		     : "");
 	bw_events_agent(&s->ev, msg);
 	return 0;
 }

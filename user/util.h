@@ -8,7 +8,7 @@
 extern bool bw_verbose;
 
 /* Messages for people: prefixed with the program name, on stderr. */
-#define bw_err(fmt, ...) fprintf(stderr, "bpfwarden: " fmt "\n", ##__VA_ARGS__)
+#define bw_err(fmt, ...)  fprintf(stderr, "bpfwarden: " fmt "\n", ##__VA_ARGS__)
 #define bw_info(fmt, ...) fprintf(stderr, "bpfwarden: " fmt "\n", ##__VA_ARGS__)
 #define bw_dbg(fmt, ...)                                                                           \
 	do {                                                                                       \

@@ -18,9 +18,11 @@ START_TEST(units)
 	ck_assert_str_eq(unit("/system.slice/ssh.service"), "service ssh");
 	ck_assert_str_eq(unit("/system.slice/docker-0123456789abcdef0123.scope"),
 			 "container 0123456789ab");
-	ck_assert_str_eq(unit("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/"
-			      "cri-containerd-aaaabbbbccccddddeeeeffff0000111122223333444455556666777788889999.scope"),
-			 "container aaaabbbbcccc");
+	ck_assert_str_eq(
+	    unit("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/"
+		 "cri-containerd-aaaabbbbccccddddeeeeffff0000111122223333444455556666777788889999."
+		 "scope"),
+	    "container aaaabbbbcccc");
 	ck_assert_str_eq(unit("/kubepods/besteffort/pod1/"
 			      "aaaabbbbccccddddeeeeffff0000111122223333444455556666777788889999"),
 			 "container aaaabbbbcccc");

@@ -46,9 +46,8 @@ START_TEST(exact_and_subtree_keys)
 	char err[256];
 	const struct bw_path_rule *v;
 
-	ck_assert_int_eq(compile_text("profile t\nallow file r /a/**\ndeny file r /a/b\n", err,
-				      sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    compile_text("profile t\nallow file r /a/**\ndeny file r /a/b\n", err, sizeof(err)), 0);
 	ck_assert_uint_eq(comp.nfiles, 3); /* "/a\0", "/a/", "/a/b\0" */
 	v = lookup("/a/x/y");
 	ck_assert_ptr_nonnull(v);
@@ -71,9 +70,10 @@ START_TEST(inherit_per_access)
 	char err[256];
 	const struct bw_path_rule *v;
 
-	ck_assert_int_eq(compile_text("profile t\nallow file rw /usr/**\ndeny file w /usr/lib/x/**\n",
-				      err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    compile_text("profile t\nallow file rw /usr/**\ndeny file w /usr/lib/x/**\n", err,
+			 sizeof(err)),
+	    0);
 	v = lookup("/usr/lib/x/f");
 	ck_assert_uint_eq(v->verdict_r, BW_V_ALLOW);
 	ck_assert_uint_eq(v->rule_r, 1);
@@ -89,10 +89,11 @@ START_TEST(deny_wins_ties_and_first_rule_reported)
 	char err[256];
 	const struct bw_path_rule *v;
 
-	ck_assert_int_eq(compile_text("profile t\nallow file r /t\nallow file r /t\ndeny file r /t\n"
-				      "allow file w /t\nallow file w /t\n",
-				      err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    compile_text("profile t\nallow file r /t\nallow file r /t\ndeny file r /t\n"
+			 "allow file w /t\nallow file w /t\n",
+			 err, sizeof(err)),
+	    0);
 	v = lookup("/t");
 	ck_assert_uint_eq(v->verdict_r, BW_V_DENY);
 	ck_assert_uint_eq(v->rule_r, 3);
@@ -105,9 +106,9 @@ START_TEST(root_subtree)
 {
 	char err[256];
 
-	ck_assert_int_eq(compile_text("profile t\nallow file r /**\ndeny file r /etc/**\n", err,
-				      sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    compile_text("profile t\nallow file r /**\ndeny file r /etc/**\n", err, sizeof(err)),
+	    0);
 	ck_assert_uint_eq(lookup("/")->verdict_r, BW_V_ALLOW);
 	ck_assert_uint_eq(lookup("/bin/sh")->verdict_r, BW_V_ALLOW);
 	ck_assert_uint_eq(lookup("/etc/passwd")->verdict_r, BW_V_DENY);
@@ -134,10 +135,11 @@ START_TEST(unix_rules)
 {
 	char err[256] = "";
 
-	ck_assert_int_eq(compile_text("profile t\nallow net connect unix /run/x.sock\n"
-				      "deny net connect unix /run/x.sock\nallow net bind unix @name\n",
-				      err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    compile_text("profile t\nallow net connect unix /run/x.sock\n"
+			 "deny net connect unix /run/x.sock\nallow net bind unix @name\n",
+			 err, sizeof(err)),
+	    0);
 	ck_assert_uint_eq(comp.nunixes, 2);
 	ck_assert_str_eq(comp.unixes[0].key.name, "/run/x.sock");
 	ck_assert_uint_eq(comp.unixes[0].key.op, BW_NOP_CONNECT);
@@ -164,12 +166,12 @@ START_TEST(net_prefixes_and_ranges)
 	char err[256];
 
 	ck_assert_int_eq(compile_text("profile t\n"
-				      "allow net connect tcp 10.0.0.0/8:*\n"   /* 1 */
+				      "allow net connect tcp 10.0.0.0/8:*\n"	 /* 1 */
 				      "deny net connect tcp 10.1.0.0/16:80-90\n" /* 2 */
-				      "allow net connect tcp 10.1.0.0/16:85\n"   /* 3 */
-				      "deny net connect tcp localhost:22\n"      /* 4 */
-				      "allow net connect udp *:53\n"             /* 5 */
-				      "allow net bind tcp 0.0.0.0:9000\n",       /* 6 */
+				      "allow net connect tcp 10.1.0.0/16:85\n"	 /* 3 */
+				      "deny net connect tcp localhost:22\n"	 /* 4 */
+				      "allow net connect udp *:53\n"		 /* 5 */
+				      "allow net bind tcp 0.0.0.0:9000\n",	 /* 6 */
 				      err, sizeof(err)),
 			 0);
 	ck_assert_uint_eq(net(BW_NOP_CONNECT, 6, "10.1.2.3", 85)->rule, 3);

@@ -31,7 +31,10 @@ END_TEST
 
 START_TEST(invalid_utf8_is_surrogate_escaped)
 {
-	ck_assert_str_eq(esc("a\xff" "b", 3), "a\\udcffb");
+	ck_assert_str_eq(esc("a\xff"
+			     "b",
+			     3),
+			 "a\\udcffb");
 	/* overlong '/', a lone continuation byte, a truncated sequence */
 	ck_assert_str_eq(esc("\xc0\xaf", 2), "\\udcc0\\udcaf");
 	ck_assert_str_eq(esc("\x80", 1), "\\udc80");
@@ -54,10 +57,12 @@ START_TEST(object_layout)
 	jw_end(&w);
 	jw_bool(&w, "by_inode", 1);
 	jw_end(&w);
-	ck_assert_int_eq((int)w.len, (int)strlen("{\"type\":\"deny\",\"cgroup\":{\"id\":42,\"path\":\"/x\"},"
-						 "\"by_inode\":true}"));
-	ck_assert(!memcmp(w.buf, "{\"type\":\"deny\",\"cgroup\":{\"id\":42,\"path\":\"/x\"},\"by_inode\":true}",
-			  w.len));
+	ck_assert_int_eq((int)w.len,
+			 (int)strlen("{\"type\":\"deny\",\"cgroup\":{\"id\":42,\"path\":\"/x\"},"
+				     "\"by_inode\":true}"));
+	ck_assert(!memcmp(
+	    w.buf, "{\"type\":\"deny\",\"cgroup\":{\"id\":42,\"path\":\"/x\"},\"by_inode\":true}",
+	    w.len));
 	jw_free(&w);
 }
 END_TEST

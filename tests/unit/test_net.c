@@ -304,8 +304,8 @@ START_TEST(structure_errors)
 	static const int cols2[] = {23, 33};
 	static const char *const msgs2[] = {"bad address '300.0.0.1'", "bad port '99999'"};
 	static const int cols3[] = {11, 29};
-	static const char *const msgs3[] = {"bad net operation 'listen': expected connect, bind or raw",
-					    "missing ':PORT'"};
+	static const char *const msgs3[] = {
+	    "bad net operation 'listen': expected connect, bind or raw", "missing ':PORT'"};
 
 	/* address and ports are checked apart */
 	errors("allow net connect tcp 300.0.0.1:99999", 2, cols2, msgs2);
