@@ -57,7 +57,8 @@ static __always_inline void bw_local_dest(struct bw_net_key *k)
  * A refusal (or, in audit mode, what would have been one): counted, sent as
  * an event. Returns the program's verdict: 0 refuses, 1 lets it pass.
  */
-static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 op, __u16 rule,
+static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg,
+					 const struct bw_policy *pol, __u8 op, __u16 rule,
 					 const __u8 *addr, __u16 port, __u8 family, __u8 proto)
 {
 	struct bw_net_scratch *s;
@@ -68,11 +69,10 @@ static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 
 
 	type = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
 	if (cg->mode == BW_MODE_LEARN && rule == 0) {
-		struct bw_policy *pol = bpf_map_lookup_elem(&bw_policies, &policy);
 		struct bw_learn_key lk = {};
 
 		type = BW_EV_LEARN;
-		lk.gen = pol ? pol->learn_gen : 0;
+		lk.gen = pol->learn_gen;
 		lk.cgroup = cgid;
 		__builtin_memcpy(&lk.a, addr, 8);
 		__builtin_memcpy(&lk.b, addr + 8, 8);
@@ -85,12 +85,8 @@ static __always_inline int bw_net_refuse(__u64 cgid, struct bw_cgroup *cg, __u8 
 	c = bw_counters_of(policy);
 	if (c && type != BW_EV_LEARN)
 		__sync_fetch_and_add(&c->denied, 1);
-	if (type != BW_EV_LEARN) {
-		struct bw_policy *pol = bpf_map_lookup_elem(&bw_policies, &policy);
-
-		if (pol && !bw_event_allowed(cgid, policy, pol->event_rate))
-			return type == BW_EV_DENY ? 0 : 1;
-	}
+	if (type != BW_EV_LEARN && !bw_event_allowed(cgid, policy, pol->event_rate))
+		return type == BW_EV_DENY ? 0 : 1;
 	s = bpf_map_lookup_elem(&bw_net_scratch, &zero);
 	if (!s)
 		return type == BW_EV_DENY ? 0 : 1;
@@ -167,7 +163,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	if (verdict != BW_V_DENY)
 		return 1;
 
-	return bw_net_refuse(cgid, cg,
+	return bw_net_refuse(cgid, cg, pol,
 			     op == BW_NOP_BIND	    ? BW_OP_BIND
 			     : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
 						    : BW_OP_CONNECT,
@@ -239,6 +235,6 @@ int bw_sock_create(struct bpf_sock *ctx)
 	verdict = pol->net_raw ? pol->net_raw : pol->default_net;
 	if (verdict != BW_V_DENY)
 		return 1;
-	return bw_net_refuse(cgid, cg, BW_OP_SOCKET, pol->net_raw ? pol->net_raw_rule : 0, none,
-			     ctx->protocol, ctx->family == AF_INET6 ? 6 : 4, ctx->type);
+	return bw_net_refuse(cgid, cg, pol, BW_OP_SOCKET, pol->net_raw ? pol->net_raw_rule : 0,
+			     none, ctx->protocol, ctx->family == AF_INET6 ? 6 : 4, ctx->type);
 }

@@ -75,18 +75,10 @@ int cmd_attach(int argc, char **argv)
 		case 'v':
 			bw_verbose = true;
 			break;
-		case 'r': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (!*optarg || *end || v > 1000000) {
-				bw_err("--event-rate wants events a second (0: no limit), not '%s'",
-				       optarg);
+		case 'r':
+			if (bw_parse_event_rate(optarg))
 				return 2;
-			}
-			bw_event_rate = (unsigned)v;
 			break;
-		}
 		default:
 			goto usage;
 		}

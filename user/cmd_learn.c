@@ -33,16 +33,18 @@ static void on_stop(int sig)
 	stop = sig;
 }
 
-/* Strict: a whole positive number of seconds. */
-static int parse_seconds(const char *s, long *out)
+/* --duration: a whole positive number of seconds; -EINVAL after saying why. */
+static int parse_duration(const char *s, long *out)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0)
+	if (errno || end == s || *end || v <= 0) {
+		bw_err("--duration wants a whole number of seconds, not '%s'", s);
 		return -EINVAL;
+	}
 	*out = v;
 	return 0;
 }
@@ -334,11 +336,8 @@ int cmd_audit(int argc, char **argv)
 			all = true;
 			break;
 		case 'd':
-			if (parse_seconds(optarg, &duration)) {
-				bw_err("--duration wants a whole number of seconds, not '%s'",
-				       optarg);
+			if (parse_duration(optarg, &duration))
 				return 2;
-			}
 			break;
 		case 'l':
 			log = optarg;
@@ -399,11 +398,8 @@ int cmd_learn(int argc, char **argv)
 			profile = optarg;
 			break;
 		case 'd':
-			if (parse_seconds(optarg, &duration)) {
-				bw_err("--duration wants a whole number of seconds, not '%s'",
-				       optarg);
+			if (parse_duration(optarg, &duration))
 				return 2;
-			}
 			break;
 		case 'o':
 			output = optarg;

@@ -112,32 +112,6 @@ static bool all_pinned(struct bpf_object *obj)
 	return true;
 }
 
-static int load_cgroup_obj(void)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
-	struct cgroup_bpf *skel;
-	int ret;
-
-	skel = cgroup_bpf__open_opts(&opts);
-	if (!skel)
-		return -errno;
-	if (all_pinned(skel->obj)) {
-		ret = 0;
-		goto out;
-	}
-	ret = cgroup_bpf__load(skel);
-	if (ret) {
-		bw_err("cannot load the cgroup tracking programs: %s (run with -v for the "
-		       "verifier log; pins left by another version: `bpfwarden reset`)",
-		       strerror(-ret));
-		goto out;
-	}
-	ret = attach_missing(skel->obj, -1);
-out:
-	cgroup_bpf__destroy(skel);
-	return ret;
-}
-
 /* Kernels from 6.3 pass an idmap first to inode_setattr. */
 static bool kernel_has_idmap(void)
 {
@@ -151,118 +125,63 @@ static bool kernel_has_idmap(void)
 	return found;
 }
 
-static int load_file_obj(void)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
-	struct file_bpf *skel;
-	bool idmap = kernel_has_idmap();
-	int ret;
+/* Every BPF object the agent carries, in load order. */
+static const struct bw_object {
+	const char *name;
+	const char *what; /* for messages */
+	const void *(*elf)(size_t *size);
+	bool lsm; /* needs BPF LSM */
+} bw_objects[] = {
+    {"cgroup_bpf", "the cgroup tracking programs", cgroup_bpf__elf_bytes, false},
+    {"net_bpf", "the network programs", net_bpf__elf_bytes, false},
+    {"file_bpf", "the file hooks", file_bpf__elf_bytes, true},
+    {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, true},
+    {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, true},
+};
 
-	skel = file_bpf__open_opts(&opts);
-	if (!skel)
-		return -errno;
-	bpf_program__set_autoload(skel->progs.bw_setattr_idmap, idmap);
-	bpf_program__set_autoload(skel->progs.bw_setattr_plain, !idmap);
-	if (all_pinned(skel->obj)) {
-		ret = 0;
-		goto out;
-	}
-	ret = file_bpf__load(skel);
-	if (ret) {
-		bw_err("cannot load the file hooks: %s (run with -v for the verifier log)",
-		       strerror(-ret));
-		goto out;
-	}
-	ret = attach_missing(skel->obj, -1);
-out:
-	file_bpf__destroy(skel);
-	return ret;
+/* Only the inode_setattr program that matches this kernel's hook is loaded. */
+static void pick_setattr(struct bpf_object *obj)
+{
+	struct bpf_program *with = bpf_object__find_program_by_name(obj, "bw_setattr_idmap");
+	struct bpf_program *without = bpf_object__find_program_by_name(obj, "bw_setattr_plain");
+	bool idmap;
+
+	if (!with || !without)
+		return;
+	idmap = kernel_has_idmap();
+	bpf_program__set_autoload(with, idmap);
+	bpf_program__set_autoload(without, !idmap);
 }
 
-static int load_exec_obj(void)
+/* Open one object with its maps reused from the pins; load and attach what is not pinned. */
+static int load_object(const struct bw_object *o, int cg_fd)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
-	struct exec_bpf *skel;
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT,
+		    .object_name = o->name);
+	struct bpf_object *obj;
+	const void *elf;
+	size_t size;
 	int ret;
 
-	skel = exec_bpf__open_opts(&opts);
-	if (!skel)
+	elf = o->elf(&size);
+	obj = bpf_object__open_mem(elf, size, &opts);
+	if (!obj)
 		return -errno;
-	if (all_pinned(skel->obj)) {
+	pick_setattr(obj);
+	if (all_pinned(obj)) {
 		ret = 0;
 		goto out;
 	}
-	ret = exec_bpf__load(skel);
+	ret = bpf_object__load(obj);
 	if (ret) {
-		bw_err("cannot load the exec hook: %s (run with -v for the verifier log)",
-		       strerror(-ret));
+		bw_err("cannot load %s: %s (run with -v for the verifier log; pins left by "
+		       "another version: `bpfwarden reset`)",
+		       o->what, strerror(-ret));
 		goto out;
 	}
-	ret = attach_missing(skel->obj, -1);
+	ret = attach_missing(obj, cg_fd);
 out:
-	exec_bpf__destroy(skel);
-	return ret;
-}
-
-static int load_sock_obj(void)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
-	struct sock_bpf *skel;
-	int ret;
-
-	skel = sock_bpf__open_opts(&opts);
-	if (!skel)
-		return -errno;
-	if (all_pinned(skel->obj)) {
-		ret = 0;
-		goto out;
-	}
-	ret = sock_bpf__load(skel);
-	if (ret) {
-		bw_err("cannot load the socket hook: %s (run with -v for the verifier log)",
-		       strerror(-ret));
-		goto out;
-	}
-	ret = attach_missing(skel->obj, -1);
-out:
-	sock_bpf__destroy(skel);
-	return ret;
-}
-
-static int load_net_obj(void)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT);
-	char root[PATH_MAX];
-	struct net_bpf *skel;
-	int ret, cg_fd = -1;
-
-	skel = net_bpf__open_opts(&opts);
-	if (!skel)
-		return -errno;
-	if (all_pinned(skel->obj)) {
-		ret = 0;
-		goto out;
-	}
-	ret = bw_cgroup_root(root, sizeof(root));
-	if (!ret) {
-		cg_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		ret = cg_fd < 0 ? -errno : 0;
-	}
-	if (ret) {
-		bw_err("cannot open the cgroup2 root for the network programs: %s", strerror(-ret));
-		goto out;
-	}
-	ret = net_bpf__load(skel);
-	if (ret) {
-		bw_err("cannot load the network programs: %s (run with -v for the verifier log)",
-		       strerror(-ret));
-		goto out;
-	}
-	ret = attach_missing(skel->obj, cg_fd);
-out:
-	if (cg_fd >= 0)
-		close(cg_fd);
-	net_bpf__destroy(skel);
+	bpf_object__close(obj);
 	return ret;
 }
 
@@ -321,14 +240,11 @@ int bw_open_pinned(struct bw_maps *m)
 /* FNV-1a over the BPF objects this agent carries: their version. */
 static uint64_t objects_hash(void)
 {
-	const void *(*objs[])(size_t *) = {cgroup_bpf__elf_bytes, net_bpf__elf_bytes,
-					   file_bpf__elf_bytes, exec_bpf__elf_bytes,
-					   sock_bpf__elf_bytes};
 	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t i, j, sz;
 
-	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
-		const unsigned char *b = objs[i](&sz);
+	for (i = 0; i < sizeof(bw_objects) / sizeof(bw_objects[0]); i++) {
+		const unsigned char *b = bw_objects[i].elf(&sz);
 
 		for (j = 0; j < sz; j++)
 			h = (h ^ b[j]) * 0x100000001b3ULL;
@@ -424,7 +340,8 @@ create:
 
 int bw_load(struct bw_maps *m, bool want_lsm)
 {
-	int ret;
+	int ret, cg_fd = -1;
+	size_t i;
 
 	libbpf_set_print(libbpf_print);
 	ret = ensure_bpffs();
@@ -434,16 +351,24 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 	if (ret)
 		return ret;
 	ret = check_version();
-	if (!ret)
-		ret = load_cgroup_obj();
-	if (!ret)
-		ret = load_net_obj();
-	if (!ret && want_lsm)
-		ret = load_file_obj();
-	if (!ret && want_lsm)
-		ret = load_exec_obj();
-	if (!ret && want_lsm)
-		ret = load_sock_obj();
+	if (!ret) {
+		/* cgroup programs go on the cgroup2 root (attach_missing). */
+		char root[PATH_MAX];
+
+		ret = bw_cgroup_root(root, sizeof(root));
+		if (!ret) {
+			cg_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			ret = cg_fd < 0 ? -errno : 0;
+		}
+		if (ret)
+			bw_err("cannot open the cgroup2 root for the network programs: %s",
+			       strerror(-ret));
+	}
+	for (i = 0; !ret && i < sizeof(bw_objects) / sizeof(bw_objects[0]); i++)
+		if (want_lsm || !bw_objects[i].lsm)
+			ret = load_object(&bw_objects[i], cg_fd);
+	if (cg_fd >= 0)
+		close(cg_fd);
 	if (!ret) {
 		ret = bw_open_pinned(m);
 		if (ret)

@@ -21,6 +21,19 @@ static const char *const mode_names[] = {
 
 unsigned bw_event_rate = BW_DEFAULT_EVENT_RATE;
 
+int bw_parse_event_rate(const char *arg)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (!*arg || *end || v > 1000000) {
+		bw_err("--event-rate wants events a second (0: no limit), not '%s'", arg);
+		return -EINVAL;
+	}
+	bw_event_rate = (unsigned)v;
+	return 0;
+}
+
 int bw_parse_mode(const char *s, unsigned *mode)
 {
 	unsigned i;

@@ -39,6 +39,8 @@ struct bw_session {
  */
 #define BW_DEFAULT_EVENT_RATE 1000
 extern unsigned bw_event_rate;
+/* Set bw_event_rate from --event-rate ARG; -EINVAL after saying why. */
+int bw_parse_event_rate(const char *arg);
 
 /* Parse MODE ("enforce", "audit", "learn"); -EINVAL otherwise. */
 int bw_parse_mode(const char *s, unsigned *mode);
