@@ -40,6 +40,43 @@
 #define BW_PINBITS_SHIFT 14
 #define BW_PINBITS_WORDS (1 << BW_PINBITS_SHIFT)
 #define BW_PINBITS_MUL	 0x9e3779b97f4a7c15ULL
+
+/*
+ * Both sides compute the bitmap position of an inode with these, the kernel
+ * to test it and the agent to set it: were they to disagree, a pin would be
+ * skipped. Plain C without libc, for BPF and user space alike.
+ */
+static inline __u32 bw_pinbits_word(__u64 ino)
+{
+	return (__u32)((ino * BW_PINBITS_MUL) >> (64 - BW_PINBITS_SHIFT));
+}
+
+static inline __u64 bw_pinbits_bit(__u64 ino)
+{
+	return 1ULL << (((ino * BW_PINBITS_MUL) >> 20) & 63);
+}
+
+/*
+ * The kernel's own dev_t (super_block.s_dev, what BPF reads): 12 bits of
+ * major above 20 bits of minor. User space sees st_dev in glibc's encoding;
+ * pins and events carry the kernel's, converted with these.
+ */
+#define BW_DEV_MINOR_BITS 20
+
+static inline __u32 bw_dev_encode(__u32 major, __u32 minor)
+{
+	return major << BW_DEV_MINOR_BITS | minor; /* the kernel's MKDEV() */
+}
+
+static inline __u32 bw_dev_major(__u32 dev)
+{
+	return dev >> BW_DEV_MINOR_BITS;
+}
+
+static inline __u32 bw_dev_minor(__u32 dev)
+{
+	return dev & ((1U << BW_DEV_MINOR_BITS) - 1);
+}
 /* Rules in one profile after includes. */
 #define BW_MAX_RULES 16384
 /* Ring buffer of one policy (bytes, power of two). */
@@ -139,7 +176,7 @@ _Static_assert(sizeof(struct bw_path_rule) == 8, "bw_path_rule size");
  */
 struct bw_inode_key {
 	__u64 ino;
-	__u32 dev; /* kernel dev_t of the super block: MAJOR << 20 | MINOR */
+	__u32 dev; /* kernel dev_t of the super block: bw_dev_encode() */
 	__u16 policy;
 	__u16 cat; /* BW_CAT_PIN_* */
 };

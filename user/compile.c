@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "pins.h"
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -176,100 +177,6 @@ const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, siz
 const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path)
 {
 	return bw_entries_lookup(c->files, c->nfiles, path);
-}
-
-static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, const char *path,
-				      int dir)
-{
-	struct bw_inode_pin pin = {};
-	const struct bw_file_entry *e;
-	char key[BW_KEY_PATH_MAX + 2];
-
-	e = bw_entries_lookup(v, n, path);
-	if (e)
-		pin.self = e->val;
-	if (dir) {
-		/* "P/" finds the subtree key of P itself, or the nearest above it. */
-		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
-		e = bw_entries_lookup(v, n, key);
-		if (e)
-			pin.below = e->val;
-	}
-	return pin;
-}
-
-struct bw_inode_pin bw_compiled_pin(const struct bw_compiled *c, const char *path, int dir)
-{
-	return pin_values(c->files, c->nfiles, path, dir);
-}
-
-static void merge_rule(struct bw_path_rule *into, const struct bw_path_rule *from)
-{
-	if (from->verdict_r == BW_V_DENY ||
-	    (into->verdict_r == BW_V_NONE && from->verdict_r != BW_V_NONE)) {
-		into->verdict_r = from->verdict_r;
-		into->rule_r = from->rule_r;
-	}
-	if (from->verdict_w == BW_V_DENY ||
-	    (into->verdict_w == BW_V_NONE && from->verdict_w != BW_V_NONE)) {
-		into->verdict_w = from->verdict_w;
-		into->rule_w = from->rule_w;
-	}
-}
-
-void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from)
-{
-	int into_mount = into->self.flags & BW_PIN_MOUNT;
-	int from_mount = from->self.flags & BW_PIN_MOUNT;
-
-	if (into_mount && !from_mount) {
-		*into = *from;
-		return;
-	}
-	if (!into_mount && from_mount)
-		return;
-	if (into->self.verdict_r == BW_V_DENY && from->self.verdict_r == BW_V_DENY &&
-	    into->self.rule_r > from->self.rule_r)
-		into->self.rule_r = from->self.rule_r;
-	merge_rule(&into->self, &from->self);
-	merge_rule(&into->below, &from->below);
-}
-
-/*
- * Every rule's object is pinned: deny rules so that other names of the object
- * reach the same decision, the others so that the nearest pinned directory
- * above an object is the most specific one, and so that attribute changes,
- * which come without a path, find the rule of the directory they are in.
- */
-static int add_pins(const struct bw_profile *p, struct bw_compiled *c, enum bw_cat cat)
-{
-	const struct bw_file_entry *v = cat == BW_CAT_EXEC ? c->execs : c->files;
-	size_t n = cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
-	size_t i, j, first = c->npins;
-
-	for (i = 0; i < p->nrules; i++) {
-		const struct bw_rule *r = &p->rules[i];
-		struct bw_pin_req *pr;
-
-		if (r->cat != cat || !r->file.path)
-			continue;
-		for (j = first; j < c->npins; j++)
-			if (!strcmp(c->pins[j].path, r->file.path))
-				break;
-		if (j == c->npins) {
-			c->pins[c->npins].path = r->file.path;
-			c->pins[c->npins++].cat =
-			    cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
-		}
-		pr = &c->pins[j];
-		pr->deny |= r->verdict == BW_RULE_DENY;
-		pr->subtree |= r->file.subtree && r->verdict == BW_RULE_DENY;
-		pr->dir |= r->file.subtree;
-	}
-	/* Values come from the trie: the same for every rule on one path. */
-	for (j = first; j < c->npins; j++)
-		c->pins[j].pin = pin_values(v, n, c->pins[j].path, c->pins[j].dir);
-	return 0;
 }
 
 /* The trie keys of one category (file or exec), folded and filled. */
@@ -568,19 +475,9 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 		ret = build_net(p, out, err, errlen);
 	if (ret)
 		goto err;
-	out->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*out->pins));
-	if (!out->pins) {
-		ret = -ENOMEM;
+	ret = bw_pins_plan(p, out);
+	if (ret)
 		goto err;
-	}
-	add_pins(p, out, BW_CAT_FILE);
-	add_pins(p, out, BW_CAT_EXEC);
-	for (i = 0; i < out->npins; i++) {
-		if (out->pins[i].cat == BW_CAT_PIN_EXEC)
-			out->policy.has_exec_pins |= out->pins[i].deny;
-		else
-			out->policy.has_pins |= out->pins[i].deny;
-	}
 	return 0;
 err:
 	bw_compiled_free(out);

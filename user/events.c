@@ -254,7 +254,7 @@ static void kill_cgroup(struct bw_events *e)
  */
 static int mount_of_dev(uint32_t dev, char *out, size_t len)
 {
-	unsigned maj = dev >> 20, min = dev & 0xfffff, a, b;
+	unsigned maj = bw_dev_major(dev), min = bw_dev_minor(dev), a, b;
 	char line[8192], root[PATH_MAX], mnt[PATH_MAX];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	int ret = -ENOENT;

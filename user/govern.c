@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -17,6 +13,7 @@
 #include "bpfwarden.h"
 #include "cgroup.h"
 #include "govern.h"
+#include "pins.h"
 #include "util.h"
 
 int bw_slot_referenced(struct bw_maps *m, uint32_t slot)
@@ -178,191 +175,10 @@ static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t 
 	return ret ? ret : write_unix(m, c, id);
 }
 
-struct pin_set {
-	struct bw_inode_key *keys;
-	struct bw_inode_pin *pins;
-	size_t n, cap;
-	size_t deny; /* pins that come from deny rules */
-};
-
-static int pin_add(struct pin_set *ps, const struct stat *st, uint32_t policy, int cat,
-		   const struct bw_inode_pin *pin)
-{
-	struct bw_inode_key k = {};
-	size_t i;
-
-	k.ino = st->st_ino;
-	k.dev = (major(st->st_dev) << 20) | minor(st->st_dev);
-	k.policy = (__u16)policy;
-	k.cat = (__u16)cat;
-	for (i = 0; i < ps->n; i++) {
-		if (!memcmp(&ps->keys[i], &k, sizeof(k))) {
-			bw_pin_merge(&ps->pins[i], pin);
-			return 0;
-		}
-	}
-	if (ps->n == ps->cap) {
-		size_t cap = ps->cap ? ps->cap * 2 : 64;
-		struct bw_inode_key *nk = realloc(ps->keys, cap * sizeof(*nk));
-		struct bw_inode_pin *np;
-
-		if (!nk)
-			return -ENOMEM;
-		ps->keys = nk;
-		np = realloc(ps->pins, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		ps->pins = np;
-		ps->cap = cap;
-	}
-	ps->keys[ps->n] = k;
-	ps->pins[ps->n++] = *pin;
-	return 0;
-}
-
-/*
- * A file inside a denied subtree that has another name elsewhere (a hard link
- * made before the sandbox started) is pinned by its own inode. New links from
- * inside a sandbox are refused by path_link. The scan is bounded.
- */
-#define BW_SCAN_MAX 4096
-
-static int scan_links(struct pin_set *ps, const struct bw_compiled *c, uint32_t policy,
-		      const char *dir, size_t *budget)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int ret = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && *budget) {
-		char path[PATH_MAX];
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		(*budget)--;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
-			continue;
-		if (lstat(path, &st))
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			ret = scan_links(ps, c, policy, path, budget);
-		} else if (!S_ISLNK(st.st_mode) && st.st_nlink > 1) {
-			struct bw_inode_pin pin = bw_compiled_pin(c, path, 0);
-
-			ret = pin_add(ps, &st, policy, BW_CAT_PIN_FILE, &pin);
-		}
-		if (ret)
-			break;
-	}
-	closedir(d);
-	return ret;
-}
-
-/* Mount roots, for attribute changes that reach no path hook (BW_PIN_MOUNT). */
-static int add_mount_pins(struct pin_set *ps, const struct bw_compiled *c, uint32_t policy)
-{
-	char line[8192];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[PATH_MAX];
-		struct bw_inode_pin pin;
-		struct stat st;
-
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 || strchr(mnt, '\\'))
-			continue;
-		if (stat(mnt, &st))
-			continue;
-		pin = bw_compiled_pin(c, mnt, 1);
-		pin.self.flags |= BW_PIN_MOUNT;
-		pin.below.flags |= BW_PIN_MOUNT;
-		if (pin_add(ps, &st, policy, BW_CAT_PIN_FILE, &pin))
-			break;
-	}
-	fclose(f);
-	return 0;
-}
-
-static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
-		      struct bw_slot *slot, size_t *deny_resolved)
-{
-	struct pin_set ps = {};
-	size_t i, budget = BW_SCAN_MAX;
-	int ret = 0;
-
-	for (i = 0; i < c->npins && !ret; i++) {
-		struct stat st;
-
-		/* A path that does not exist yet is still decided by its path rule. */
-		if (stat(c->pins[i].path, &st))
-			continue;
-		ret = pin_add(&ps, &st, id, c->pins[i].cat, &c->pins[i].pin);
-		if (c->pins[i].deny)
-			ps.deny++;
-		if (!ret && c->pins[i].cat == BW_CAT_PIN_FILE && c->pins[i].subtree &&
-		    S_ISDIR(st.st_mode))
-			ret = scan_links(&ps, c, id, c->pins[i].path, &budget);
-	}
-	slot->link_scan_incomplete = !budget;
-	if (!ret && c->nfiles)
-		ret = add_mount_pins(&ps, c, id);
-	for (i = 0; i < ps.n && !ret; i++) {
-		/* The bit first: a pin the kernel's bitmap test skips would not count. */
-		uint64_t h = ps.keys[i].ino * BW_PINBITS_MUL, word;
-		uint32_t idx = (uint32_t)(h >> (64 - BW_PINBITS_SHIFT));
-
-		if (!bpf_map_lookup_elem(m->pinbits, &idx, &word)) {
-			word |= 1ULL << ((h >> 20) & 63);
-			bpf_map_update_elem(m->pinbits, &idx, &word, BPF_ANY);
-		}
-		if (bpf_map_update_elem(m->inodes, &ps.keys[i], &ps.pins[i], BPF_ANY)) {
-			ret = -errno;
-			bw_err(
-			    "cannot pin inode %llu: %s (at most %d pins for all loaded profiles)",
-			    (unsigned long long)ps.keys[i].ino, strerror(-ret), BW_MAX_INODE_PINS);
-		}
-	}
-	slot->pins_resolved = ps.n;
-	*deny_resolved = ps.deny;
-	/*
-	 * The file systems of the pins that can deny. An allow pin only matters
-	 * when it shadows a deny pin above it on the same file system, and mount
-	 * pins serve utimes only.
-	 */
-	slot->npin_devs = 0;
-	for (i = 0; i < ps.n; i++) {
-		const struct bw_inode_pin *pn = &ps.pins[i];
-		size_t j;
-
-		if ((pn->self.flags & BW_PIN_MOUNT) ||
-		    !(pn->self.verdict_r == BW_V_DENY || pn->self.verdict_w == BW_V_DENY ||
-		      pn->below.verdict_r == BW_V_DENY || pn->below.verdict_w == BW_V_DENY))
-			continue;
-		for (j = 0; j < slot->npin_devs && j < 4; j++)
-			if (slot->pin_devs[j] == ps.keys[i].dev)
-				break;
-		if (j < slot->npin_devs)
-			continue;
-		if (slot->npin_devs == 4) {
-			slot->npin_devs = BW_PIN_DEVS_MANY;
-			break;
-		}
-		slot->pin_devs[slot->npin_devs++] = ps.keys[i].dev;
-	}
-	free(ps.keys);
-	free(ps.pins);
-	return ret;
-}
-
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot)
 {
 	struct bw_policy pol = c->policy;
-	size_t deny_pins = 0;
+	struct bw_pins_done pins = {};
 	uint32_t id;
 	int ret, rb;
 
@@ -384,20 +200,18 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	/* A new learn session must not inherit what an earlier one has seen. */
 	if (getrandom(&pol.learn_gen, sizeof(pol.learn_gen), 0) != sizeof(pol.learn_gen))
 		pol.learn_gen = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+	/* The kernel climbs to pins only once they are all written. */
 	pol.has_pins = pol.has_exec_pins = 0;
 	ret = bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY) ? -errno : 0;
 	if (ret)
 		goto out;
 	ret = write_rules(m, c, id);
 	if (!ret)
-		ret = write_pins(m, c, id, slot, &deny_pins);
+		ret = bw_pins_install(m, c, id, &pol, &pins);
+	slot->pins_resolved = pins.resolved;
+	slot->link_scan_incomplete = pins.scan_incomplete;
 	if (ret)
 		goto fail;
-	/* A deny rule whose path does not exist yet has no pin to walk to. */
-	pol.has_pins = c->policy.has_pins && deny_pins;
-	pol.has_exec_pins = c->policy.has_exec_pins && deny_pins;
-	pol.npin_devs = slot->npin_devs;
-	memcpy(pol.pin_devs, slot->pin_devs, sizeof(pol.pin_devs));
 	if (bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY)) {
 		ret = -errno;
 		goto fail;

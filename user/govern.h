@@ -17,8 +17,6 @@ struct bw_slot {
 	int rb_fd; /* this slot's ring buffer, owned by the caller */
 	size_t pins_resolved;
 	int link_scan_incomplete; /* the hard-link scan of denied directories hit its bound */
-	unsigned npin_devs;	  /* as in struct bw_policy */
-	uint32_t pin_devs[4];
 };
 
 /* Take a free slot and fill it; pins are resolved against the caller's view of paths. */
