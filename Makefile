@@ -38,7 +38,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # Agent objects the unit tests may exercise (pure C, no BPF calls made).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/pins.o $(BUILD)/user/util.o \
-	$(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o,$(USER_OBJS))
+	$(BUILD)/user/event_line.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o,$(USER_OBJS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 
@@ -105,7 +105,8 @@ helpers: $(HELPERS)
 
 unit: $(BUILD)/tests/unit_tests
 	$(call msg,TEST,unit)
-	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) $(BUILD)/tests/unit_tests
+	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
+		$(BUILD)/tests/unit_tests
 
 $(BUILD)/fuzz/fuzz_profile: tests/fuzz/fuzz_profile.c $(POLICY_SRCS)
 	$(call msg,FUZZ-CC,$@)

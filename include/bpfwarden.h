@@ -368,7 +368,7 @@ struct bw_event {
 	__u8 decision; /* enum bw_verdict: ALLOW or DENY */
 	__u8 access;   /* BW_ACC_* requested */
 	__u8 flags;    /* BW_EVF_* */
-	__u8 pad;
+	__u8 mode;     /* enum bw_mode the decision was made under */
 	__u16 path_len;
 	__u16 args_len; /* exec: NUL-terminated arguments after the path */
 	__u32 dev;	/* with BW_EVF_FS_RELATIVE: the file system's dev_t */

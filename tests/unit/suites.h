@@ -19,5 +19,6 @@ Suite *jsonw_suite(void);
 Suite *cgroup_suite(void);
 Suite *learn_suite(void);
 Suite *pins_suite(void);
+Suite *event_line_suite(void);
 
 #endif /* BW_TEST_SUITES_H */
