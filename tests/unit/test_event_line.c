@@ -6,6 +6,7 @@
  * shown there, so the page and the code cannot drift apart.
  */
 #include <check.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,199 +31,6 @@ static struct bw_profile profile = {
 static const struct bw_event_src src = {
     .profile = &profile, .cgroup_id = 107, .cgroup_path = "/bpfwarden/run-171"};
 
-/* The record of a process of the sandbox; callers set what differs. */
-static struct bw_event record(__u8 type, __u8 mode, __u8 op, const char *comm, __u64 after_ms)
-{
-	struct bw_event ev = {
-	    .ts_boot_ns = BOOT_NS + after_ms * 1000000 + after_ms % 7 * 1021,
-	    .cgroup_id = 107,
-	    .pid = 173,
-	    .tid = 173,
-	    .ppid = 172,
-	    .uid = 1000,
-	    .gid = 1000,
-	    .type = type,
-	    .op = op,
-	    .decision = type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
-	    .mode = mode,
-	};
-
-	snprintf(ev.comm, sizeof(ev.comm), "%s", comm);
-	return ev;
-}
-
-static void kernel_line(struct jw *w, struct bw_event *ev, const void *data, size_t len,
-			const char *exe)
-{
-	ev->path_len = (__u16)len;
-	bw_event_format(w, ev, data, exe, BOOT_TO_REAL, &src);
-}
-
-static void file_line(struct jw *w, struct bw_event *ev, __u8 access, const char *path,
-		      const char *exe)
-{
-	ev->access = access;
-	kernel_line(w, ev, path, strlen(path), exe);
-}
-
-static void ex_open(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, "cat", 0);
-
-	ev.rule = 2;
-	file_line(w, &ev, BW_ACC_R, "/etc/shadow", "/usr/bin/cat");
-}
-
-static void ex_rename(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_AUDIT, BW_MODE_AUDIT, BW_OP_RENAME_FROM, "mv", 37);
-
-	ev.rule = 3;
-	file_line(w, &ev, BW_ACC_W, "/etc/ssh/sshd_config", "/usr/bin/mv");
-}
-
-static void ex_by_inode(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, "python3.11", 74);
-
-	ev.rule = 2;
-	ev.flags = BW_EVF_INODE_PIN;
-	file_line(w, &ev, BW_ACC_R, "/tmp/job/shadow-link", "/usr/bin/python3.11");
-}
-
-static void ex_path_too_long(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CREATE, "python3.11", 111);
-
-	ev.flags = BW_EVF_PATH_TOO_LONG;
-	file_line(w, &ev, BW_ACC_W, "", "/usr/bin/python3.11");
-}
-
-static void ex_pseudo_file(struct jw *w)
-{
-	static const char args[] = "payload\0--quiet";
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, "python3.11", 148);
-
-	ev.access = BW_ACC_X;
-	ev.flags = BW_EVF_UNREACHABLE;
-	ev.args_len = sizeof(args);
-	kernel_line(w, &ev, args, 0, "/usr/bin/python3.11");
-}
-
-static void ex_path_from_fs_root(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_UTIMES, "touch", 185);
-
-	ev.rule = 3;
-	ev.flags = BW_EVF_FS_RELATIVE;
-	file_line(w, &ev, BW_ACC_W, "/etc/ssh/sshd_config", "/usr/bin/touch");
-}
-
-static void ex_exec_args(struct jw *w)
-{
-	static const char data[] = "/usr/bin/curl"
-				   "curl\0-s\0http://169.254.169.254/latest/meta-data/";
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, "python3.11", 222);
-
-	ev.access = BW_ACC_X;
-	ev.args_len = sizeof(data) - strlen("/usr/bin/curl");
-	kernel_line(w, &ev, data, strlen("/usr/bin/curl"), "/usr/bin/python3.11");
-}
-
-/* A network record's object: addr as the kernel decided it, IPv6 form. */
-static void net_line(struct jw *w, struct bw_event *ev, __u8 family, __u8 proto, const __u8 *addr,
-		     __u16 port)
-{
-	struct bw_net_obj o = {.port = port, .family = family, .proto = proto};
-
-	memcpy(o.addr, addr, 16);
-	kernel_line(w, ev, &o, sizeof(o), "/usr/bin/python3.11");
-}
-
-static const __u8 v4_mapped_10_0_0_5[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 5};
-
-static void ex_connect_v4(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, "python3.11", 259);
-
-	net_line(w, &ev, 4, 6, v4_mapped_10_0_0_5, 443);
-}
-
-static void ex_connect_v6(struct jw *w)
-{
-	static const __u8 addr[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, "python3.11", 296);
-
-	net_line(w, &ev, 6, 6, addr, 8443);
-}
-
-/* An IPv6 socket sending to an IPv4-mapped address: shown as the IPv4 address it reaches. */
-static void ex_sendmsg_v4_mapped(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SENDMSG, "python3.11", 333);
-
-	net_line(w, &ev, 6, 17, v4_mapped_10_0_0_5, 53);
-}
-
-static void ex_unix_path(struct jw *w)
-{
-	static const char name[] = "/run/dbus/system_bus_socket";
-	struct bw_event ev =
-	    record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, "python3.11", 370);
-
-	ev.flags = BW_EVF_UNIX;
-	kernel_line(w, &ev, name, strlen(name), "/usr/bin/python3.11");
-}
-
-static void ex_unix_abstract(struct jw *w)
-{
-	static const char name[] = "@/tmp/.X11-unix/X0";
-	struct bw_event ev = record(BW_EV_AUDIT, BW_MODE_AUDIT, BW_OP_CONNECT, "python3.11", 407);
-
-	ev.flags = BW_EVF_UNIX;
-	kernel_line(w, &ev, name, strlen(name), "/usr/bin/python3.11");
-}
-
-static void socket_line(struct jw *w, struct bw_event *ev, __u8 family, __u8 type, __u16 protocol,
-			const char *exe)
-{
-	struct bw_net_obj o = {.port = protocol, .family = family, .proto = type};
-
-	kernel_line(w, ev, &o, sizeof(o), exe);
-}
-
-/* socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)) */
-static void ex_packet_socket(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, "python3.11", 444);
-
-	socket_line(w, &ev, 17, 3, 768, "/usr/bin/python3.11");
-}
-
-/* socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) */
-static void ex_raw_socket(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, "ping", 481);
-
-	socket_line(w, &ev, 4, 3, 1, "/usr/bin/ping");
-}
-
-static void ex_learn(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_LEARN, BW_MODE_LEARN, BW_OP_OPEN, "python3.11", 518);
-
-	file_line(w, &ev, BW_ACC_R, "/usr/lib/python3.11/json/__init__.py", "/usr/bin/python3.11");
-}
-
-/* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
-static void ex_deny_in_learn_mode(struct jw *w)
-{
-	struct bw_event ev = record(BW_EV_DENY, BW_MODE_LEARN, BW_OP_OPEN, "python3.11", 555);
-
-	ev.rule = 2;
-	file_line(w, &ev, BW_ACC_R, "/etc/shadow", "/usr/bin/python3.11");
-}
-
 static void ex_lost_throttled(struct jw *w)
 {
 	bw_event_format_lost(w, BOOT_NS + BOOT_TO_REAL + 1000000000LL, 12, "throttled", &src);
@@ -242,31 +50,117 @@ static void ex_agent(struct jw *w)
 			      &src);
 }
 
+#define PY "/usr/bin/python3.11"
+/* Arguments as the kernel sends them: each NUL-terminated. */
+#define ARGS(s) .args = s, .args_len = sizeof(s)
+#define MAPPED_10_0_0_5                                                                            \
+	{                                                                                          \
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 5                              \
+	}
+
+/*
+ * One record of each kind. A kernel record is a process of the sandbox
+ * (comm and exe python3.11 unless said), ms milliseconds after the first;
+ * its bytes are net when net.family is set, else path then args.
+ */
 static const struct example {
 	const char *kind;
-	void (*format)(struct jw *w);
+	__u8 type, mode, op, access, flags;
+	__u16 rule;
+	unsigned ms;
+	const char *comm, *exe, *path;
+	const char *args;
+	size_t args_len;
+	struct bw_net_obj net;
+	void (*agent_line)(struct jw *w); /* lost and agent records */
 } examples[] = {
-    {"file: open", ex_open},
-    {"file: rename, with its end", ex_rename},
-    {"file: by_inode", ex_by_inode},
-    {"file: path_too_long", ex_path_too_long},
-    {"file: pseudo_file (exec of a memfd)", ex_pseudo_file},
-    {"file: path_from_fs_root (utimes)", ex_path_from_fs_root},
-    {"exec with arguments", ex_exec_args},
-    {"connect, IPv4", ex_connect_v4},
-    {"connect, IPv6", ex_connect_v6},
-    {"sendmsg, IPv4-mapped IPv6", ex_sendmsg_v4_mapped},
-    {"unix, a path", ex_unix_path},
-    {"unix, an abstract name", ex_unix_abstract},
-    {"packet socket", ex_packet_socket},
-    {"raw IP socket", ex_raw_socket},
-    {"learn", ex_learn},
-    {"deny in learn mode", ex_deny_in_learn_mode},
-    {"lost: throttled", ex_lost_throttled},
-    {"lost: ring buffer", ex_lost_ring},
-    {"agent", ex_agent},
+    {"file: open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 0, "cat",
+     "/usr/bin/cat", "/etc/shadow"},
+    {"file: rename, with its end", BW_EV_AUDIT, BW_MODE_AUDIT, BW_OP_RENAME_FROM, BW_ACC_W, 0, 3,
+     37, "mv", "/usr/bin/mv", "/etc/ssh/sshd_config"},
+    {"file: by_inode", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, BW_EVF_INODE_PIN, 2, 74,
+     .path = "/tmp/job/shadow-link"},
+    {"file: path_too_long", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CREATE, BW_ACC_W,
+     BW_EVF_PATH_TOO_LONG, 0, 111, .path = ""},
+    {"file: pseudo_file (exec of a memfd)", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, BW_ACC_X,
+     BW_EVF_UNREACHABLE, 0, 148, .path = "", ARGS("payload\0--quiet")},
+    {"file: path_from_fs_root (utimes)", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_UTIMES, BW_ACC_W,
+     BW_EVF_FS_RELATIVE, 3, 185, "touch", "/usr/bin/touch", "/etc/ssh/sshd_config"},
+    {"exec with arguments", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, BW_ACC_X, 0, 0, 222,
+     .path = "/usr/bin/curl", ARGS("curl\0-s\0http://169.254.169.254/latest/meta-data/")},
+    {"connect, IPv4", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 259,
+     .net = {MAPPED_10_0_0_5, 443, 4, IPPROTO_TCP}},
+    {"connect, IPv6", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 296,
+     .net = {{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 8443, 6, IPPROTO_TCP}},
+    /* An IPv6 socket sending to an IPv4-mapped address: shown as the IPv4 address it reaches. */
+    {"sendmsg, IPv4-mapped IPv6", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SENDMSG, 0, 0, 0, 333,
+     .net = {MAPPED_10_0_0_5, 53, 6, IPPROTO_UDP}},
+    {"unix, a path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, BW_EVF_UNIX, 0, 370,
+     .path = "/run/dbus/system_bus_socket"},
+    {"unix, an abstract name", BW_EV_AUDIT, BW_MODE_AUDIT, BW_OP_CONNECT, 0, BW_EVF_UNIX, 0, 407,
+     .path = "@/tmp/.X11-unix/X0"},
+    /* socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)): family 17, type 3, protocol 768 */
+    {"packet socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 444,
+     .net = {.port = 768, .family = 17, .proto = 3}},
+    /* socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) */
+    {"raw IP socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 481, "ping",
+     "/usr/bin/ping", .net = {.port = 1, .family = 4, .proto = 3}},
+    {"learn", BW_EV_LEARN, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 0, 518,
+     .path = "/usr/lib/python3.11/json/__init__.py"},
+    /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
+    {"deny in learn mode", BW_EV_DENY, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 2, 555,
+     .path = "/etc/shadow"},
+    {"lost: throttled", .agent_line = ex_lost_throttled},
+    {"lost: ring buffer", .agent_line = ex_lost_ring},
+    {"agent", .agent_line = ex_agent},
 };
 #define NEXAMPLES ((int)(sizeof(examples) / sizeof(examples[0])))
+
+static struct bw_event record(const struct example *x)
+{
+	struct bw_event ev = {
+	    .ts_boot_ns = BOOT_NS + x->ms * 1000000ULL + x->ms % 7 * 1021,
+	    .cgroup_id = 107,
+	    .pid = 173,
+	    .tid = 173,
+	    .ppid = 172,
+	    .uid = 1000,
+	    .gid = 1000,
+	    .rule = x->rule,
+	    .type = x->type,
+	    .op = x->op,
+	    .decision = x->type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
+	    .access = x->access,
+	    .flags = x->flags,
+	    .mode = x->mode,
+	};
+
+	snprintf(ev.comm, sizeof(ev.comm), "%s", x->comm ? x->comm : "python3.11");
+	return ev;
+}
+
+static void format(struct jw *w, const struct example *x)
+{
+	struct bw_event ev = record(x);
+	char data[1024];
+	size_t len = 0;
+
+	if (x->agent_line) {
+		x->agent_line(w);
+		return;
+	}
+	if (x->net.family) {
+		len = sizeof(x->net);
+		memcpy(data, &x->net, len);
+	} else {
+		len = strlen(x->path);
+		memcpy(data, x->path, len);
+		memcpy(data + len, x->args, x->args_len);
+		ev.args_len = x->args_len;
+	}
+	ev.path_len = len;
+	bw_event_format(w, &ev, data, x->exe ? x->exe : PY, BOOT_TO_REAL, &src);
+}
 
 /* The example lines of docs/events.md, a wrapped line joined again. */
 static char *doc_lines[64];
@@ -316,7 +210,7 @@ static char *format_example(int i)
 	char *s;
 
 	jw_init(&w);
-	examples[i].format(&w);
+	format(&w, &examples[i]);
 	ck_assert(!w.oom);
 	s = strndup(w.buf, w.len);
 	jw_free(&w);
@@ -381,13 +275,13 @@ END_TEST
 
 START_TEST(unknown_values_are_named_so)
 {
-	struct bw_event ev = record(9, 7, BW_OP_MAX, "x", 0);
+	struct example x = {"unknown", 9, 7, BW_OP_MAX, .rule = 99 /* past the profile's */};
+	struct bw_event ev = record(&x);
 	struct jw w;
 	char *line;
 
-	ev.rule = 99; /* past the profile's rules */
 	jw_init(&w);
-	kernel_line(&w, &ev, "", 0, "");
+	bw_event_format(&w, &ev, "", "", 0, &src);
 	line = strndup(w.buf, w.len);
 	jw_free(&w);
 	ck_assert_ptr_nonnull(strstr(line, "\"type\":\"unknown\",\"op\":\"unknown\""));
