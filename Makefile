@@ -108,11 +108,13 @@ unit: $(BUILD)/tests/unit_tests
 	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
 		$(BUILD)/tests/unit_tests
 
-$(BUILD)/fuzz/fuzz_profile: tests/fuzz/fuzz_profile.c $(POLICY_SRCS)
+# The compiler and the pin planning run too (pins.c links libbpf, which is not called).
+FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/util.c
+$(BUILD)/fuzz/fuzz_profile: $(FUZZ_SRCS) $(wildcard include/*.h policy/*.h user/compile.h user/pins.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Ipolicy \
-		$^ -o $@
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-D_GNU_SOURCE -Iinclude -Ipolicy -Iuser $(FUZZ_SRCS) $(LIBBPF_LIBS) -o $@
 
 fuzz: $(BUILD)/fuzz/fuzz_profile
 	$(call msg,FUZZ,$(FUZZ_SECONDS)s)
