@@ -103,6 +103,14 @@ $(BUILD)/tests/%: tests/helpers/%.c
 
 helpers: $(HELPERS)
 
+# Host tests: need the right to create BPF maps, no BPF program.
+TRIE_TEST := $(BUILD)/tests/trie_agrees
+$(TRIE_TEST): tests/host/trie_agrees.c $(BUILD)/user/compile.o $(BUILD)/user/pins.o \
+		$(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
 unit: $(BUILD)/tests/unit_tests
 	$(call msg,TEST,unit)
 	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
@@ -128,7 +136,9 @@ check: unit fuzz
 
 # The network suite natively: the build host's kernel has no usable BPF LSM,
 # so there the cgroup programs enforce network rules alone.
-hosttest: all
+hosttest: all $(TRIE_TEST)
+	$(call msg,TEST,the kernel's LPM trie against the compiler's lookup)
+	$(Q)$(TRIE_TEST)
 	$(call msg,TEST,network rules on the host kernel $(shell uname -r))
 	$(Q)/usr/bin/python3 tests/integration/test_net.py
 
@@ -141,7 +151,7 @@ demo: all
 	tools/demo.sh
 
 format:
-	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c)
+	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)
 
 clean:
 	rm -rf $(BUILD)

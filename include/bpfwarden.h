@@ -149,6 +149,19 @@ struct bw_path_key {
 _Static_assert(sizeof(struct bw_path_key) == 260, "bw_path_key size");
 
 /*
+ * prefixlen of a key for a path of len bytes, its terminator not counted:
+ * the policy, the path and the terminator ('\0', or '/' for a subtree key).
+ * A path too long for any key is compared on the key's whole length, where
+ * only subtree keys can match it.
+ */
+static inline __u32 bw_path_key_bits(__u32 len)
+{
+	if (len >= BW_KEY_PATH_MAX)
+		return (sizeof(__u32) + BW_KEY_PATH_MAX) * 8;
+	return (sizeof(__u32) + len + 1) * 8;
+}
+
+/*
  * Decision of the most specific rule for each access; the compiler fills the
  * accesses a key's own rules leave open from its nearest ancestor, so one
  * trie lookup decides. rule ids index the profile's rule table (0: default).

@@ -174,6 +174,14 @@ const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, siz
 	return best;
 }
 
+void bw_file_entry_key(const struct bw_file_entry *e, uint32_t policy, struct bw_path_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->policy = policy;
+	k->prefixlen = bw_path_key_bits(e->keylen - 1);
+	memcpy(k->path, e->key, e->keylen);
+}
+
 const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path)
 {
 	return bw_entries_lookup(c->files, c->nfiles, path);

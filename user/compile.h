@@ -62,6 +62,9 @@ const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, siz
 					      const char *path);
 const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path);
 
+/* The trie key of an entry, stored under policy. */
+void bw_file_entry_key(const struct bw_file_entry *e, uint32_t policy, struct bw_path_key *k);
+
 /* The port range the kernel would pick for a destination, or NULL (net unit tests). */
 const struct bw_port_range *bw_net_lookup(const struct bw_compiled *c, int op, int proto,
 					  const uint8_t addr[16], uint16_t port);

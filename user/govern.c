@@ -106,11 +106,9 @@ static int write_keys(int fd, const struct bw_file_entry *v, size_t n, uint32_t 
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		struct bw_path_key k = {};
+		struct bw_path_key k;
 
-		k.policy = id;
-		k.prefixlen = (sizeof(k.policy) + v[i].keylen) * 8;
-		memcpy(k.path, v[i].key, v[i].keylen);
+		bw_file_entry_key(&v[i], id, &k);
 		if (bpf_map_update_elem(fd, &k, &v[i].val, BPF_ANY)) {
 			int ret = -errno;
 
