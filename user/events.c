@@ -140,11 +140,10 @@ void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char 
 	jw_str(w, "type", type_name(ev->type));
 	jw_str(w, "op", bw_op_name(ev->op));
 	jw_str(w, "decision", ev->decision == BW_V_DENY ? "deny" : "allow");
-	/* The mode that produced the record: it can change under a running agent. */
+	/* The mode the kernel decided under: it can change under a running agent. */
 	jw_str(w, "mode",
-	       ev->type == BW_EV_AUDIT	   ? "audit"
-	       : ev->type == BW_EV_LEARN   ? "learn"
-	       : !strcmp(e->mode, "learn") ? "learn" /* a deny rule, in learn mode */
+	       ev->mode == BW_MODE_AUDIT   ? "audit"
+	       : ev->mode == BW_MODE_LEARN ? "learn"
 					   : "enforce");
 	put_cgroup(w, ev->cgroup_id, cgroup_path);
 	jw_obj(w, "proc");
