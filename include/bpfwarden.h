@@ -141,6 +141,7 @@ _Static_assert(sizeof(struct bw_policy) == 48, "bw_policy size");
 #define BW_PIN_DEVS_MANY 0xff
 
 /* LPM trie key: policy id, then the path bytes, compared bit by bit. */
+#define BW_PATH_KEY_HEAD_BITS 32 /* policy: a key's prefixlen counts it, then the path bits */
 struct bw_path_key {
 	__u32 prefixlen; /* bits, counting the 32 of policy */
 	__u32 policy;
@@ -157,8 +158,8 @@ _Static_assert(sizeof(struct bw_path_key) == 260, "bw_path_key size");
 static inline __u32 bw_path_key_bits(__u32 len)
 {
 	if (len >= BW_KEY_PATH_MAX)
-		return (sizeof(__u32) + BW_KEY_PATH_MAX) * 8;
-	return (sizeof(__u32) + len + 1) * 8;
+		return BW_PATH_KEY_HEAD_BITS + BW_KEY_PATH_MAX * 8;
+	return BW_PATH_KEY_HEAD_BITS + (len + 1) * 8;
 }
 
 /*
@@ -227,8 +228,9 @@ enum bw_net_op_kind {
 	BW_NOP_SENDMSG = 3, /* a UDP datagram's destination: decided by connect rules */
 };
 
+#define BW_NET_KEY_HEAD_BITS 64 /* policy, then op, proto and padding: before the address */
 struct bw_net_key {
-	__u32 prefixlen; /* bits: 32 policy + 32 op/proto + address prefix */
+	__u32 prefixlen; /* BW_NET_KEY_HEAD_BITS + address prefix bits */
 	__u32 policy;
 	__u8 op;    /* BW_NOP_CONNECT or BW_NOP_BIND */
 	__u8 proto; /* IPPROTO_TCP or IPPROTO_UDP */
@@ -276,23 +278,29 @@ _Static_assert(sizeof(struct bw_unix_value) == 4, "bw_unix_value size");
 
 /*
  * The object of a network event, in the path bytes of struct bw_event. For
- * BW_OP_SOCKET (a raw or packet socket): family 4, 6 or 17 (AF_PACKET),
- * proto the socket type, port the protocol number, addr zero.
+ * BW_OP_SOCKET (a raw or packet socket): family BW_FAM_*, proto the socket
+ * type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr zero.
  */
+#define BW_FAM_IPV4   4
+#define BW_FAM_IPV6   6
+#define BW_FAM_PACKET 17 /* AF_PACKET */
+
 struct bw_net_obj {
 	__u8 addr[16]; /* as decided: IPv6 form, IPv4 mapped */
 	__u16 port;    /* host order */
-	__u8 family;   /* 4 or 6: the socket's family */
-	__u8 proto;
+	__u8 family;   /* BW_FAM_*: the socket's family */
+	__u8 proto;    /* IPPROTO_TCP or IPPROTO_UDP; for BW_OP_SOCKET the socket type */
 };
 _Static_assert(sizeof(struct bw_net_obj) == 20, "bw_net_obj size");
 
 /*
  * Learn mode sends each distinct (cgroup, operation, object, access) once:
  * bw_learned remembers what was sent (an LRU map: past its capacity an old
- * object may be sent again, which the agent merges). Objects: a file by
- * device and inode (a name being created: its directory's inode and the
- * name's hash), an endpoint by address, port and protocol.
+ * object may be sent again, which the agent merges). Objects (a, b, c): a
+ * file by inode, 0, device (a name being created: its directory's inode,
+ * the name's hash, the device); an endpoint or a raw/packet socket by the
+ * 16 address bytes, then family << 24 | proto << 16 | port (struct
+ * bw_net_obj); a unix name by two 64-bit hashes of its bytes, and its length.
  */
 #define BW_MAX_LEARNED 65536
 
@@ -381,7 +389,7 @@ struct bw_event {
 	__u8 decision; /* enum bw_verdict: ALLOW or DENY */
 	__u8 access;   /* BW_ACC_* requested */
 	__u8 flags;    /* BW_EVF_* */
-	__u8 mode;     /* enum bw_mode the decision was made under */
+	__u8 mode;     /* enum bw_mode of the governed cgroup when the kernel decided */
 	__u16 path_len;
 	__u16 args_len; /* exec: NUL-terminated arguments after the path */
 	__u32 dev;	/* with BW_EVF_FS_RELATIVE: the file system's dev_t */
@@ -389,13 +397,20 @@ struct bw_event {
 };
 _Static_assert(sizeof(struct bw_event) == 72, "bw_event size");
 
-/* Per-CPU counters, one row per policy slot. */
+/*
+ * Per-CPU counters, one row per policy slot, counted by bpf/event.bpf.h
+ * where every hook's deny verdict meets the mode: each operation a rule or
+ * default denies counts once in exactly one of denied, audited, learned or
+ * (learn mode, already reported) nothing.
+ */
 struct bw_counters {
-	__u64 lost;	 /* ring buffer full: events dropped */
-	__u64 denied;	 /* operations refused */
-	__u64 truncated; /* paths over BW_PATH_BUF */
+	__u64 lost;	 /* an event the ring buffer could not take */
+	__u64 denied;	 /* operations refused (enforce mode; the profile's denies in learn mode) */
+	__u64 audited;	 /* operations audit mode let pass that enforce would refuse */
+	__u64 learned;	 /* learn events: first sight of an access no rule allows */
+	__u64 truncated; /* operations whose path did not fit BW_PATH_BUF (refused unless audit) */
 	__u64 throttled; /* deny and audit events held back by the per-cgroup rate */
 };
-_Static_assert(sizeof(struct bw_counters) == 32, "bw_counters size");
+_Static_assert(sizeof(struct bw_counters) == 48, "bw_counters size");
 
 #endif /* BPFWARDEN_H */

@@ -57,23 +57,33 @@ static void show_governed(void)
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu > 0) {
 		struct bw_counters *c = calloc(ncpu, sizeof(*c));
-		uint64_t lost = 0, denied = 0, throttled = 0;
 		uint32_t slot;
-		int i;
 
+		printf("policy slots in use (counters since the slot was filled):\n");
 		for (slot = 0; c && slot < BW_MAX_POLICIES; slot++) {
-			if (bpf_map_lookup_elem(m.counters, &slot, c))
+			struct bw_counters sum = {};
+			struct bw_policy p;
+			int i;
+
+			if (bpf_map_lookup_elem(m.policies, &slot, &p) || !p.in_use ||
+			    bpf_map_lookup_elem(m.counters, &slot, c))
 				continue;
 			for (i = 0; i < ncpu; i++) {
-				lost += c[i].lost;
-				denied += c[i].denied;
-				throttled += c[i].throttled;
+				sum.denied += c[i].denied;
+				sum.audited += c[i].audited;
+				sum.learned += c[i].learned;
+				sum.lost += c[i].lost;
+				sum.throttled += c[i].throttled;
+				sum.truncated += c[i].truncated;
 			}
+			printf("  slot %-3u agent pid %-7u %llu denied, %llu audited, %llu learned, "
+			       "%llu lost, %llu throttled, %llu paths too long\n",
+			       slot, p.owner_pid, (unsigned long long)sum.denied,
+			       (unsigned long long)sum.audited, (unsigned long long)sum.learned,
+			       (unsigned long long)sum.lost, (unsigned long long)sum.throttled,
+			       (unsigned long long)sum.truncated);
 		}
 		free(c);
-		printf("counters: %llu denied, %llu events lost, %llu throttled (since load)\n",
-		       (unsigned long long)denied, (unsigned long long)lost,
-		       (unsigned long long)throttled);
 	}
 	bw_maps_close(&m);
 }

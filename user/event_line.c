@@ -81,7 +81,7 @@ static void put_net(struct jw *w, const char *data, size_t len)
 	if (len < sizeof(o))
 		return;
 	memcpy(&o, data, sizeof(o));
-	jw_str(w, "family", o.family == 6 ? "ipv6" : "ipv4");
+	jw_str(w, "family", o.family == BW_FAM_IPV6 ? "ipv6" : "ipv4");
 	jw_str(w, "proto", o.proto == IPPROTO_UDP ? "udp" : "tcp");
 	/* The address the rules were matched against: IPv4, or mapped IPv4, as a.b.c.d. */
 	if (!memcmp(o.addr, mapped, sizeof(mapped)))
@@ -100,7 +100,10 @@ static void put_socket(struct jw *w, const char *data, size_t len)
 	if (len < sizeof(o))
 		return;
 	memcpy(&o, data, sizeof(o));
-	jw_str(w, "family", o.family == AF_PACKET ? "packet" : o.family == 6 ? "ipv6" : "ipv4");
+	jw_str(w, "family",
+	       o.family == BW_FAM_PACKET ? "packet"
+	       : o.family == BW_FAM_IPV6 ? "ipv6"
+					 : "ipv4");
 	jw_str(w, "socket_type",
 	       o.proto == SOCK_RAW     ? "raw"
 	       : o.proto == SOCK_DGRAM ? "dgram"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpfwarden.h"
 #include "cgroup.h"
@@ -173,6 +174,29 @@ static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t 
 	return ret ? ret : write_unix(m, c, id);
 }
 
+/*
+ * A slot's counters start from zero: the agent reports the lost and
+ * throttled counts it finds as `lost` records, and must not report an
+ * earlier owner's.
+ */
+static int zero_counters(struct bw_maps *m, uint32_t id)
+{
+	int ncpu = libbpf_num_possible_cpus(), ret = 0;
+	struct bw_counters *zero;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	zero = calloc(ncpu, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(m->counters, &id, zero, BPF_ANY)) {
+		ret = -errno;
+		bw_err("cannot reset the counters of policy slot %u: %s", id, strerror(-ret));
+	}
+	free(zero);
+	return ret;
+}
+
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot)
 {
 	struct bw_policy pol = c->policy;
@@ -193,6 +217,9 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	}
 	/* Leftovers of a dead owner go before the slot is reused. */
 	bw_slot_release(m, id);
+	ret = zero_counters(m, id);
+	if (ret)
+		goto out;
 	pol.in_use = 1;
 	pol.owner_pid = getpid();
 	/* A new learn session must not inherit what an earlier one has seen. */

@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,22 +90,25 @@ static const struct example {
     {"exec with arguments", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, BW_ACC_X, 0, 0, 222,
      .path = "/usr/bin/curl", ARGS("curl\0-s\0http://169.254.169.254/latest/meta-data/")},
     {"connect, IPv4", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 259,
-     .net = {MAPPED_10_0_0_5, 443, 4, IPPROTO_TCP}},
+     .net = {MAPPED_10_0_0_5, 443, BW_FAM_IPV4, IPPROTO_TCP}},
     {"connect, IPv6", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 296,
-     .net = {{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 8443, 6, IPPROTO_TCP}},
+     .net = {{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+	     8443,
+	     BW_FAM_IPV6,
+	     IPPROTO_TCP}},
     /* An IPv6 socket sending to an IPv4-mapped address: shown as the IPv4 address it reaches. */
     {"sendmsg, IPv4-mapped IPv6", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SENDMSG, 0, 0, 0, 333,
-     .net = {MAPPED_10_0_0_5, 53, 6, IPPROTO_UDP}},
+     .net = {MAPPED_10_0_0_5, 53, BW_FAM_IPV6, IPPROTO_UDP}},
     {"unix, a path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, BW_EVF_UNIX, 0, 370,
      .path = "/run/dbus/system_bus_socket"},
     {"unix, an abstract name", BW_EV_AUDIT, BW_MODE_AUDIT, BW_OP_CONNECT, 0, BW_EVF_UNIX, 0, 407,
      .path = "@/tmp/.X11-unix/X0"},
-    /* socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)): family 17, type 3, protocol 768 */
+    /* socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)) */
     {"packet socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 444,
-     .net = {.port = 768, .family = 17, .proto = 3}},
+     .net = {.port = 768, .family = BW_FAM_PACKET, .proto = SOCK_RAW}},
     /* socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) */
     {"raw IP socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 481, "ping",
-     "/usr/bin/ping", .net = {.port = 1, .family = 4, .proto = 3}},
+     "/usr/bin/ping", .net = {.port = 1, .family = BW_FAM_IPV4, .proto = SOCK_RAW}},
     {"learn", BW_EV_LEARN, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 0, 518,
      .path = "/usr/lib/python3.11/json/__init__.py"},
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
