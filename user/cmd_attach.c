@@ -177,7 +177,7 @@ usage:
 /* bpfwarden mode: switch a governed subtree's mode; each cgroup's entry changes atomically. */
 struct mode_arg {
 	struct bw_maps *m;
-	unsigned mode;
+	enum bw_mode mode;
 	int changed;
 };
 
@@ -214,7 +214,8 @@ int cmd_mode(int argc, char **argv)
 		else
 			goto usage;
 	}
-	if (!cgroup || optind != argc - 1 || bw_parse_mode(argv[optind], &a.mode))
+	if (!cgroup || optind != argc - 1 ||
+	    bw_mode_parse(argv[optind], strlen(argv[optind]), &a.mode))
 		goto usage;
 	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
 	if (ret) {

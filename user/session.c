@@ -13,12 +13,6 @@
 #include "session.h"
 #include "util.h"
 
-static const char *const mode_names[] = {
-    [BW_MODE_ENFORCE] = "enforce",
-    [BW_MODE_AUDIT] = "audit",
-    [BW_MODE_LEARN] = "learn",
-};
-
 unsigned bw_event_rate = BW_DEFAULT_EVENT_RATE;
 
 int bw_parse_event_rate(const char *arg)
@@ -32,24 +26,6 @@ int bw_parse_event_rate(const char *arg)
 	}
 	bw_event_rate = (unsigned)v;
 	return 0;
-}
-
-int bw_parse_mode(const char *s, unsigned *mode)
-{
-	unsigned i;
-
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
-		if (!strcmp(s, mode_names[i])) {
-			*mode = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *bw_mode_name(unsigned mode)
-{
-	return mode < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[mode] : "unknown";
 }
 
 static const char *profile_libdir(void)
@@ -98,16 +74,13 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 		return 1;
 	}
 	if (mode_opt) {
-		if (bw_parse_mode(mode_opt, &s->mode)) {
+		if (bw_mode_parse(mode_opt, strlen(mode_opt), &s->mode)) {
 			bw_err("unknown mode '%s' (enforce, audit or learn)", mode_opt);
 			return 2;
 		}
-	} else if (s->profile->mode == BW_PMODE_AUDIT) {
-		s->mode = BW_MODE_AUDIT;
-	} else if (s->profile->mode == BW_PMODE_LEARN) {
-		s->mode = BW_MODE_LEARN;
 	} else {
-		s->mode = BW_MODE_ENFORCE;
+		/* No mode line: enforce (profile.h). */
+		s->mode = s->profile->mode;
 	}
 	ret = bw_compile(s->profile, &s->compiled, err, sizeof(err));
 	if (ret) {

@@ -27,7 +27,7 @@ struct bw_session {
 	struct bw_events ev;
 	bool events_open;
 	int log_fd;
-	unsigned mode; /* enum bw_mode */
+	enum bw_mode mode;
 	char cgdir[PATH_MAX];
 	bool governing;
 	bool net_only; /* no BPF LSM: the cgroup programs enforce the net rules alone */
@@ -41,10 +41,6 @@ struct bw_session {
 extern unsigned bw_event_rate;
 /* Set bw_event_rate from --event-rate ARG; -EINVAL after saying why. */
 int bw_parse_event_rate(const char *arg);
-
-/* Parse MODE ("enforce", "audit", "learn"); -EINVAL otherwise. */
-int bw_parse_mode(const char *s, unsigned *mode);
-const char *bw_mode_name(unsigned mode);
 
 /*
  * Parse and compile the profile (NULL: an empty `default deny` one, for

@@ -48,7 +48,7 @@ static void check_profile(const struct bw_profile *p)
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 		require(r->origin.file && r->origin.line > 0 && r->origin.col > 0);
-		require(r->verdict == BW_RULE_ALLOW || r->verdict == BW_RULE_DENY);
+		require(r->verdict == BW_V_ALLOW || r->verdict == BW_V_DENY);
 		switch (r->cat) {
 		case BW_CAT_FILE:
 			require(r->file.access && !(r->file.access & ~(BW_ACC_R | BW_ACC_W)));

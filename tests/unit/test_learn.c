@@ -314,9 +314,9 @@ START_TEST(round_trip_every_kind)
 	}
 	l = gen_load(s, &o);
 	ck_assert_str_eq(l.p->name, "job");
-	ck_assert_int_eq(l.p->mode, BW_PMODE_ENFORCE);
+	ck_assert_int_eq(l.p->mode, BW_MODE_ENFORCE);
 	for (int c = 0; c < BW_CAT_COUNT; c++)
-		ck_assert_int_eq(l.p->defaults[c], BW_RULE_DENY);
+		ck_assert_int_eq(l.p->defaults[c], BW_V_DENY);
 	expect_line(l.text, "allow net connect tcp 127.0.0.1:8080");
 	expect_line(l.text, "allow net connect tcp [2001::1]:443");
 	expect_line(l.text, "allow net bind tcp 0.0.0.0:9000");
