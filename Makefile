@@ -20,6 +20,9 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -I$(BUILD)
 CFLAGS += -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+# libmount reads /proc/self/mountinfo for us (user/mounts.c).
+CFLAGS += $(shell pkg-config --cflags mount 2>/dev/null)
+MOUNT_LIBS := $(shell pkg-config --libs mount 2>/dev/null || echo -lmount)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
@@ -37,7 +40,8 @@ USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # Agent objects the unit tests may exercise (pure C, no BPF calls made).
-UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o,$(USER_OBJS))
+UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o \
+	$(BUILD)/user/mounts.o,$(USER_OBJS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 
@@ -84,7 +88,7 @@ $(BUILD)/libbwpolicy.a: $(POLICY_OBJS)
 
 $(AGENT): $(USER_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
 
 $(BUILD)/tests/unit/%.o: tests/unit/%.c
 	$(call msg,CC,$@)
@@ -93,7 +97,7 @@ $(BUILD)/tests/unit/%.o: tests/unit/%.c
 
 $(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(MOUNT_LIBS) -o $@
 
 $(BUILD)/tests/%: tests/helpers/%.c
 	$(call msg,CC,$@)

@@ -8,6 +8,7 @@
  * ancestor key; at equal specificity a deny wins.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,7 +436,7 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			continue;
 		}
 		op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
-		proto = r->net.proto == BW_NET_UDP ? 17 : 6;
+		proto = r->net.proto == BW_NET_UDP ? IPPROTO_UDP : IPPROTO_TCP;
 		if (r->net.localhost) {
 			ret = net_add(c, &cap, op, proto, mapped_lo, 104, r, id);
 			if (!ret)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 #include "cgroup.h"
 #include "events.h"
 #include "jsonw.h"
+#include "mounts.h"
 #include "util.h"
 
 static const char *const op_names[BW_OP_MAX] = {
@@ -92,7 +96,7 @@ static void put_net(struct jw *w, const char *data, size_t len)
 		return;
 	memcpy(&o, data, sizeof(o));
 	jw_str(w, "family", o.family == 6 ? "ipv6" : "ipv4");
-	jw_str(w, "proto", o.proto == 17 ? "udp" : "tcp");
+	jw_str(w, "proto", o.proto == IPPROTO_UDP ? "udp" : "tcp");
 	/* The address the rules were matched against: IPv4, or mapped IPv4, as a.b.c.d. */
 	if (!memcmp(o.addr, mapped, sizeof(mapped)))
 		inet_ntop(AF_INET, o.addr + 12, addr, sizeof(addr));
@@ -110,8 +114,11 @@ static void put_socket(struct jw *w, const char *data, size_t len)
 	if (len < sizeof(o))
 		return;
 	memcpy(&o, data, sizeof(o));
-	jw_str(w, "family", o.family == 17 ? "packet" : o.family == 6 ? "ipv6" : "ipv4");
-	jw_str(w, "socket_type", o.proto == 3 ? "raw" : o.proto == 2 ? "dgram" : "other");
+	jw_str(w, "family", o.family == AF_PACKET ? "packet" : o.family == 6 ? "ipv6" : "ipv4");
+	jw_str(w, "socket_type",
+	       o.proto == SOCK_RAW     ? "raw"
+	       : o.proto == SOCK_DGRAM ? "dgram"
+				       : "other");
 	jw_u64(w, "protocol", o.port);
 }
 
@@ -247,30 +254,32 @@ static void kill_cgroup(struct bw_events *e)
 		bw_events_agent(e, "on-deny kill: killed every process of the governed cgroup");
 }
 
+struct dev_mount {
+	dev_t dev;
+	char *out;
+	size_t len;
+};
+
+static int is_dev_root(const struct bw_mount *m, void *arg)
+{
+	struct dev_mount *d = arg;
+
+	if (m->dev != d->dev || strcmp(m->root, "/"))
+		return 0;
+	snprintf(d->out, d->len, "%s", strcmp(m->target, "/") ? m->target : "");
+	return 1;
+}
+
 /*
  * Where the file system of a kernel dev_t is mounted (at its own root) in our
  * mount namespace, for events whose hook had no mount to name the path by.
  */
 static int mount_of_dev(uint32_t dev, char *out, size_t len)
 {
-	unsigned maj = dev >> 20, min = dev & 0xfffff, a, b;
-	char line[8192], root[PATH_MAX], mnt[PATH_MAX];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int ret = -ENOENT;
+	struct dev_mount d = {makedev(dev >> 20, dev & 0xfffff), out, len};
+	int ret = bw_mounts_each(is_dev_root, &d);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*s %*s %u:%u %4095s %4095s", &a, &b, root, mnt) != 4)
-			continue;
-		if (a == maj && b == min && !strcmp(root, "/")) {
-			snprintf(out, len, "%s", strcmp(mnt, "/") ? mnt : "");
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
+	return ret == 1 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
 static int handle(void *ctx, void *data, size_t size)

@@ -850,7 +850,7 @@ static int nop_of(int op)
 
 static int ipproto_of(int proto)
 {
-	return proto == BW_NET_UDP ? 17 : 6;
+	return proto == BW_NET_UDP ? IPPROTO_UDP : IPPROTO_TCP;
 }
 
 /* How the compiled rules `c` decide object o. */

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 			l.unix_name = name;
 		} else if (ev->op != BW_OP_SOCKET && ev->path_len >= sizeof(o)) {
 			memcpy(&o, path, sizeof(o));
-			l.proto = o.proto == 17 ? BW_NET_UDP : BW_NET_TCP;
+			l.proto = o.proto == IPPROTO_UDP ? BW_NET_UDP : BW_NET_TCP;
 			l.family = o.family;
 			memcpy(l.addr, o.addr, sizeof(l.addr));
 			l.port = o.port;

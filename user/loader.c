@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -252,26 +253,20 @@ static uint64_t objects_hash(void)
 	return h;
 }
 
+static int unpin_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	/* Depth first: a directory is empty by the time it comes. Go on past failures. */
+	if (remove(path) && errno != ENOENT)
+		bw_dbg("cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
 int bw_unpin_all(const char *dir)
 {
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d)
+	if (nftw(dir, unpin_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT))
 		return -errno;
-	while ((de = readdir(d))) {
-		char path[PATH_MAX];
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (de->d_type == DT_DIR)
-			bw_unpin_all(path);
-		else
-			unlink(path);
-	}
-	closedir(d);
-	return rmdir(dir) ? -errno : 0;
+	/* Still there: say why. */
+	return access(dir, F_OK) || !rmdir(dir) ? 0 : -errno;
 }
 
 static bool any_links(void)
