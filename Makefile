@@ -41,7 +41,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # Agent objects the unit tests may exercise (pure C, no BPF calls made).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o \
-	$(BUILD)/user/mounts.o,$(USER_OBJS))
+	$(BUILD)/user/mounts.o $(BUILD)/user/util.o,$(USER_OBJS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 

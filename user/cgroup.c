@@ -12,6 +12,7 @@
 
 #include "cgroup.h"
 #include "mounts.h"
+#include "util.h"
 
 static char root_cache[PATH_MAX];
 
@@ -62,6 +63,27 @@ int bw_cgroup_resolve(const char *path, char *out, size_t len)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || access(strcat(strcpy(root, out), "/cgroup.procs"), F_OK))
 		return -ENOTDIR;
+	return 0;
+}
+
+int bw_cgroup_self(char *out, size_t len)
+{
+	char root[PATH_MAX], buf[PATH_MAX + 8], *p;
+	int ret;
+
+	ret = bw_cgroup_root(root, sizeof(root));
+	if (ret)
+		return ret;
+	if (bw_read_file("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	/* cgroup v2 is the "0::/path" line. */
+	p = strstr(buf, "0::");
+	if (!p || (p != buf && p[-1] != '\n'))
+		return -ENOENT;
+	p += 3;
+	p[strcspn(p, "\n")] = '\0';
+	if ((size_t)snprintf(out, len, "%s%s", root, strcmp(p, "/") ? p : "") >= len)
+		return -ENAMETOOLONG;
 	return 0;
 }
 

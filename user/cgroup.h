@@ -14,6 +14,8 @@
 int bw_cgroup_root(char *buf, size_t len);
 /* PATH absolute, or relative to the cgroup2 mount, to an absolute directory. */
 int bw_cgroup_resolve(const char *path, char *out, size_t len);
+/* The calling process's own cgroup v2 directory (absolute). */
+int bw_cgroup_self(char *out, size_t len);
 /* The path below the cgroup2 mount ("/" for the root) of an absolute path. */
 const char *bw_cgroup_rel(const char *abs);
 /* The id bpf_get_current_cgroup_id() returns for tasks in that directory. */

@@ -36,8 +36,7 @@ static int still_ours(struct bw_session *s)
 
 	if (access(s->cgdir, F_OK))
 		return 0;
-	return !bpf_map_lookup_elem(s->maps.cgroups, &s->ev.cgroup_id, &v) &&
-	       v.policy == s->slot.id;
+	return !bw_governor(&s->maps, s->ev.cgroup_id, &v) && v.policy == s->slot.id;
 }
 
 int cmd_attach(int argc, char **argv)
@@ -94,7 +93,6 @@ int cmd_attach(int argc, char **argv)
 	if (!ret && bw_session_govern(&s, cgdir))
 		ret = 1;
 	if (ret) {
-		s.governing = false;
 		bw_session_end(&s);
 		return ret;
 	}
@@ -154,10 +152,7 @@ int cmd_detach(int argc, char **argv)
 		bw_err("nothing is governed: no pinned state under %s", BW_PIN_ROOT);
 		return 1;
 	}
-	ret = bw_lock(&m);
-	if (!ret)
-		ret = bw_ungovern(&m, cgdir, &slot);
-	bw_unlock(&m);
+	ret = bw_ungovern(&m, cgdir, &slot);
 	bw_maps_close(&m);
 	if (ret == -ENOENT) {
 		bw_err("%s is not governed", cgdir);
@@ -175,26 +170,6 @@ usage:
 }
 
 /* bpfwarden mode: switch a governed subtree's mode; each cgroup's entry changes atomically. */
-struct mode_arg {
-	struct bw_maps *m;
-	enum bw_mode mode;
-	int changed;
-};
-
-static int mode_fn(const char *path, uint64_t id, void *arg)
-{
-	struct mode_arg *a = arg;
-	struct bw_cgroup v;
-
-	if (bpf_map_lookup_elem(a->m->cgroups, &id, &v))
-		return 0;
-	v.mode = a->mode;
-	if (bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_EXIST))
-		return -errno;
-	a->changed++;
-	return 0;
-}
-
 int cmd_mode(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -202,10 +177,10 @@ int cmd_mode(int argc, char **argv)
 	    {},
 	};
 	struct bw_maps m = BW_MAPS_INIT;
-	struct mode_arg a = {.m = &m};
 	const char *cgroup = NULL;
 	char cgdir[PATH_MAX];
-	int c, ret;
+	enum bw_mode mode;
+	int c, ret, n;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
@@ -215,7 +190,7 @@ int cmd_mode(int argc, char **argv)
 			goto usage;
 	}
 	if (!cgroup || optind != argc - 1 ||
-	    bw_mode_parse(argv[optind], strlen(argv[optind]), &a.mode))
+	    bw_mode_parse(argv[optind], strlen(argv[optind]), &mode))
 		goto usage;
 	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
 	if (ret) {
@@ -226,16 +201,13 @@ int cmd_mode(int argc, char **argv)
 		bw_err("nothing is governed: no pinned state under %s", BW_PIN_ROOT);
 		return 1;
 	}
-	ret = bw_lock(&m);
-	if (!ret)
-		ret = bw_cgroup_walk(cgdir, mode_fn, &a);
-	bw_unlock(&m);
+	ret = bw_govern_set_mode(&m, cgdir, mode, &n);
 	bw_maps_close(&m);
-	if (ret || !a.changed) {
-		bw_err("%s: %s", cgdir, ret ? strerror(-ret) : "not governed");
+	if (ret) {
+		bw_err("%s: %s", cgdir, ret == -ENOENT ? "not governed" : strerror(-ret));
 		return 1;
 	}
-	printf("%s: %s (%d cgroups)\n", bw_cgroup_rel(cgdir), bw_mode_name(a.mode), a.changed);
+	printf("%s: %s (%d cgroups)\n", bw_cgroup_rel(cgdir), bw_mode_name(mode), n);
 	return 0;
 usage:
 	fprintf(stderr, "usage: bpfwarden mode --cgroup PATH enforce|audit|learn\n");

@@ -159,43 +159,6 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 	bw_learn_event(c->set, ev, path, exe);
 }
 
-struct all_gov {
-	struct bw_maps *m;
-	struct bw_cgroup v;
-	uint64_t self;	     /* the agent's own cgroup: observing it would observe the agent */
-	char skip[PATH_MAX]; /* <root>/bpfwarden: run and attach make their cgroups there */
-	int n;
-};
-
-/* Govern every cgroup not governed already; another session's stay its own. */
-static int all_gov_fn(const char *path, uint64_t id, void *arg)
-{
-	struct all_gov *g = arg;
-	size_t k = strlen(g->skip);
-
-	if (id == g->self || (!strncmp(path, g->skip, k) && (path[k] == '/' || !path[k])))
-		return 0;
-	if (!bpf_map_update_elem(g->m->cgroups, &id, &g->v, BPF_NOEXIST))
-		g->n++;
-	return 0;
-}
-
-/* The agent's own cgroup v2 directory, from the "0::/path" line of /proc/self/cgroup. */
-static int own_cgroup(const char *root, char *out, size_t len)
-{
-	char buf[PATH_MAX + 8], *p;
-
-	if (bw_read_file("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
-		return -ENOENT;
-	p = strstr(buf, "0::");
-	if (!p)
-		return -ENOENT;
-	p += 3;
-	p[strcspn(p, "\n")] = '\0';
-	snprintf(out, len, "%s%s", root, strcmp(p, "/") ? p : "");
-	return 0;
-}
-
 /* A file name for a cgroup's profile: its path with '/' as '-', "root" for /. */
 static void profile_file_name(const char *cgpath, char *out, size_t len)
 {
@@ -217,9 +180,10 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 {
 	struct sigaction sa = {.sa_handler = on_stop};
 	struct all_ctx a = {};
-	struct all_gov g = {};
 	struct bw_session s;
-	char root[PATH_MAX], self[PATH_MAX], line[128];
+	char root[PATH_MAX], self[PATH_MAX], skip[PATH_MAX + 16], line[PATH_MAX + 128];
+	uint64_t self_id = 0;
+	int n;
 	time_t end = 0, last = 0;
 	size_t i;
 	int ret, tty = isatty(STDERR_FILENO), failed = 0;
@@ -239,25 +203,22 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 	snprintf(s.ev.cgroup_dir, sizeof(s.ev.cgroup_dir), "%s", root);
 	bw_cgroup_id(root, &s.ev.cgroup_id);
 	snprintf(s.cgdir, sizeof(s.cgdir), "%s", root);
-	g.m = &s.maps;
-	g.v.policy = s.slot.id;
-	g.v.mode = BW_MODE_LEARN;
-	snprintf(g.skip, sizeof(g.skip), "%s/bpfwarden", root);
-	if (own_cgroup(root, self, sizeof(self)) == 0)
-		bw_cgroup_id(self, &g.self);
-	ret = bw_lock(&s.maps);
-	if (!ret) {
-		ret = bw_cgroup_walk(root, all_gov_fn, &g);
-		s.governing = true;
-		bw_unlock(&s.maps);
-	}
+	/*
+	 * Not the agent's own cgroup (observing it would observe the agent),
+	 * nor <root>/bpfwarden, where run and attach make their cgroups.
+	 */
+	snprintf(skip, sizeof(skip), "%s/bpfwarden", root);
+	if (!bw_cgroup_self(self, sizeof(self)))
+		bw_cgroup_id(self, &self_id);
+	ret = bw_govern_all(&s.maps, root, s.slot.id, BW_MODE_LEARN, skip, self_id, &n);
+	s.governing = true;
 	if (ret) {
 		bw_err("cannot govern the cgroups of this host: %s", strerror(-ret));
 		bw_session_end(&s);
 		return 1;
 	}
-	snprintf(line, sizeof(line), "learning on %d cgroups (all but the agent's own and %s)", g.n,
-		 bw_cgroup_rel(g.skip));
+	snprintf(line, sizeof(line), "learning on %d cgroups (all but the agent's own and %s)", n,
+		 bw_cgroup_rel(skip));
 	bw_events_agent(&s.ev, line);
 	a.ev = &s.ev;
 	s.ev.on_learn = learn_all_event;
@@ -433,7 +394,6 @@ int cmd_learn(int argc, char **argv)
 	if (!ret && bw_session_govern(&s, cgdir))
 		ret = 1;
 	if (ret) {
-		s.governing = false;
 		bw_session_end(&s);
 		bw_learn_free(set);
 		return ret;

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "govern.h"
 #include "commands.h"
 #include "loader.h"
 #include "probe.h"
@@ -23,36 +24,51 @@ static void yesno(const char *what, int ok, const char *detail)
 	       detail ? detail : "");
 }
 
+struct show_arg {
+	struct bw_maps *m;
+	int shown, total;
+};
+
+/* One walk over the tree lists the governed cgroups in tree order, parents first. */
+static int show_one(const char *path, uint64_t id, void *arg)
+{
+	struct show_arg *a = arg;
+	struct bw_policy p = {};
+	struct bw_cgroup v;
+
+	if (bw_governor(a->m, id, &v))
+		return 0;
+	bpf_map_lookup_elem(a->m->policies, &v.policy, &p);
+	printf("  %-40s slot %-3u %-8s agent pid %u\n", bw_cgroup_rel(path), v.policy,
+	       bw_mode_name(v.mode), p.owner_pid);
+	a->shown++;
+	return 0;
+}
+
+static int count_one(uint64_t id, const struct bw_cgroup *v, void *arg)
+{
+	((struct show_arg *)arg)->total++;
+	return 0;
+}
+
 static void show_governed(void)
 {
 	struct bw_maps m = BW_MAPS_INIT;
-	uint64_t key, next;
-	int first = 1, n = 0, ncpu;
-	char root[PATH_MAX] = "";
+	struct show_arg a = {.m = &m};
+	char root[PATH_MAX];
+	int ncpu;
 
 	if (bw_open_pinned(&m)) {
 		printf("governed: nothing (no pinned state under %s)\n", BW_PIN_ROOT);
 		return;
 	}
-	bw_cgroup_root(root, sizeof(root));
 	printf("governed cgroups:\n");
-	while (!bpf_map_get_next_key(m.cgroups, first ? NULL : &key, &next)) {
-		struct bw_cgroup v;
-		struct bw_policy p = {};
-		char dir[PATH_MAX];
-
-		first = 0;
-		key = next;
-		if (bpf_map_lookup_elem(m.cgroups, &key, &v))
-			continue;
-		bpf_map_lookup_elem(m.policies, &v.policy, &p);
-		if (bw_cgroup_find(root, key, dir, sizeof(dir)))
-			snprintf(dir, sizeof(dir), "(id %llu, not found)", (unsigned long long)key);
-		printf("  %-40s slot %-3u %-8s agent pid %u\n", bw_cgroup_rel(dir), v.policy,
-		       bw_mode_name(v.mode), p.owner_pid);
-		n++;
-	}
-	if (!n)
+	if (!bw_cgroup_root(root, sizeof(root)))
+		bw_cgroup_walk(root, show_one, &a);
+	bw_governed_each(&m, count_one, &a);
+	if (a.total > a.shown)
+		printf("  %d more, removed from the tree meanwhile\n", a.total - a.shown);
+	if (!a.total)
 		printf("  none\n");
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu > 0) {

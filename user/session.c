@@ -137,6 +137,7 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 
 int bw_session_govern(struct bw_session *s, const char *cgdir)
 {
+	struct bw_cgroup cur;
 	char msg[PATH_MAX + 128];
 	int ret;
 
@@ -147,20 +148,14 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		bw_err("cannot identify cgroup %s: %s", cgdir, strerror(-ret));
 		return ret;
 	}
-	ret = bw_lock(&s->maps);
-	if (!ret) {
-		struct bw_cgroup cur;
-
-		if (!bpf_map_lookup_elem(s->maps.cgroups, &s->ev.cgroup_id, &cur)) {
-			bw_err("%s is already governed (policy slot %u): detach it first", cgdir,
-			       cur.policy);
-			ret = -EEXIST;
-		} else {
-			ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode);
-			s->governing = true;
-		}
-		bw_unlock(&s->maps);
+	ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode, &cur);
+	if (ret == -EEXIST) {
+		bw_err("%s is already governed (policy slot %u): detach it first", cgdir,
+		       cur.policy);
+		return ret;
 	}
+	/* A walk stopped half way leaves entries: bw_session_end lets them go. */
+	s->governing = true;
 	if (ret)
 		return ret;
 	snprintf(msg, sizeof(msg),
@@ -185,18 +180,14 @@ void bw_session_end(struct bw_session *s)
 		bw_events_poll(&s->ev, 0);
 		bw_events_check_lost(&s->ev);
 	}
-	if (s->governing && !access(s->cgdir, F_OK) && !bw_lock(&s->maps)) {
+	if (s->governing && !access(s->cgdir, F_OK)) {
 		uint32_t slot = s->slot.id;
 
 		bw_ungovern(&s->maps, s->cgdir, &slot);
-		bw_unlock(&s->maps);
 	}
-	if (s->installed && !bw_lock(&s->maps)) {
-		/* Another command may have re-governed cgroups with our slot; keep it then. */
-		if (!bw_slot_referenced(&s->maps, s->slot.id))
-			bw_slot_release(&s->maps, s->slot.id);
-		bw_unlock(&s->maps);
-	}
+	/* Another command may have re-governed cgroups with our slot; it stays then. */
+	if (s->installed)
+		bw_slot_put(&s->maps, s->slot.id);
 	if (s->events_open)
 		bw_events_close(&s->ev);
 	if (s->slot.rb_fd >= 0)
