@@ -23,22 +23,6 @@
 #include "session.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop;
-
-static void on_stop(int sig)
-{
-	stop = sig;
-}
-
-static int still_ours(struct bw_session *s)
-{
-	struct bw_cgroup v;
-
-	if (access(s->cgdir, F_OK))
-		return 0;
-	return !bw_governor(&s->maps, s->ev.cgroup_id, &v) && v.policy == s->slot.id;
-}
-
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -51,7 +35,7 @@ int cmd_attach(int argc, char **argv)
 	    {},
 	};
 	const char *cgroup = NULL, *profile = NULL, *mode = NULL, *log = NULL;
-	struct sigaction sa = {.sa_handler = on_stop};
+	struct bw_loop loop = {.child_fd = -1, .watch = true};
 	struct bw_session s;
 	char cgdir[PATH_MAX];
 	int c, ret;
@@ -96,18 +80,10 @@ int cmd_attach(int argc, char **argv)
 		bw_session_end(&s);
 		return ret;
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	while (!stop) {
-		bw_events_poll(&s.ev, 200);
-		bw_events_check_lost(&s.ev);
-		if (!still_ours(&s)) {
-			bw_events_agent(&s.ev, "detached by another command or cgroup removed");
-			s.governing = false;
-			break;
-		}
-	}
-	if (stop)
+	bw_session_signals(false);
+	if (bw_session_loop(&s, &loop) == BW_LOOP_GONE)
+		bw_events_agent(&s.ev, "detached by another command or cgroup removed");
+	else
 		bw_events_agent(&s.ev, "detaching on signal");
 	bw_session_end(&s);
 	return 0;

@@ -26,13 +26,6 @@
 #include "session.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop;
-
-static void on_stop(int sig)
-{
-	stop = sig;
-}
-
 /* --duration: a whole positive number of seconds; -EINVAL after saying why. */
 static int parse_duration(const char *s, long *out)
 {
@@ -112,6 +105,7 @@ struct all_ctx {
 	struct cg_learned *v;
 	size_t n;
 	unsigned long events;
+	long shown; /* when the progress line was last written */
 };
 
 static void learn_all_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe)
@@ -159,6 +153,31 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 	bw_learn_event(c->set, ev, path, exe);
 }
 
+/* The agent record that says why learning ended (enum bw_loop_end). */
+static const char *learn_end(int why)
+{
+	return why == BW_LOOP_SIGNAL ? "learning stopped on signal"
+	       : why == BW_LOOP_GONE ? "learning ended: the cgroup was removed or let go"
+				     : "learning time is up";
+}
+
+/* The progress line, on a terminal, once a second. */
+static int progress(struct bw_session *s, void *arg)
+{
+	struct all_ctx *a = arg;
+	size_t objects = 0, k;
+	long now = time(NULL);
+
+	if (now == a->shown)
+		return 0;
+	a->shown = now;
+	for (k = 0; k < a->n; k++)
+		objects += bw_learn_count(a->v[k].set);
+	fprintf(stderr, "\rlearning: %lu events, %zu distinct objects, %zu cgroups, %llu lost   ",
+		a->events, objects, a->n, (unsigned long long)s->ev.lost);
+	return 0;
+}
+
 /* A file name for a cgroup's profile: its path with '/' as '-', "root" for /. */
 static void profile_file_name(const char *cgpath, char *out, size_t len)
 {
@@ -178,13 +197,12 @@ static void profile_file_name(const char *cgpath, char *out, size_t len)
 
 static int learn_all(const char *profile, long duration, const char *outdir, const char *log)
 {
-	struct sigaction sa = {.sa_handler = on_stop};
 	struct all_ctx a = {};
+	struct bw_loop loop = {.duration = duration, .child_fd = -1};
 	struct bw_session s;
 	char root[PATH_MAX], self[PATH_MAX], skip[PATH_MAX + 16], line[PATH_MAX + 128];
 	uint64_t self_id = 0;
 	int n;
-	time_t end = 0, last = 0;
 	size_t i;
 	int ret, tty = isatty(STDERR_FILENO), failed = 0;
 
@@ -224,30 +242,15 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 	s.ev.on_learn = learn_all_event;
 	s.ev.on_deny = learn_all_event; /* counted per cgroup in the summary */
 	s.ev.learn_ctx = &a;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (duration)
-		end = time(NULL) + duration;
-	while (!stop && (!end || time(NULL) < end)) {
-		bw_events_poll(&s.ev, 200);
-		bw_events_check_lost(&s.ev);
-		if (tty && time(NULL) != last) {
-			size_t objects = 0, k;
-
-			last = time(NULL);
-			for (k = 0; k < a.n; k++)
-				objects += bw_learn_count(a.v[k].set);
-			fprintf(stderr,
-				"\rlearning: %lu events, %zu distinct objects, %zu cgroups, %llu "
-				"lost   ",
-				a.events, objects, a.n, (unsigned long long)s.ev.lost);
-		}
+	if (tty) {
+		loop.tick = progress;
+		loop.arg = &a;
 	}
-	while (bw_events_poll(&s.ev, 0) > 0)
-		;
+	bw_session_signals(false);
+	ret = bw_session_loop(&s, &loop);
 	if (tty)
 		fprintf(stderr, "\n");
-	bw_events_agent(&s.ev, stop ? "learning stopped on signal" : "learning time is up");
+	bw_events_agent(&s.ev, learn_end(ret));
 	bw_session_end(&s);
 
 	/* The summary: per cgroup, what it did that no rule allowed (learn events). */
@@ -335,12 +338,11 @@ int cmd_learn(int argc, char **argv)
 	    {},
 	};
 	const char *cgroup = NULL, *profile = NULL, *output = NULL, *log = NULL;
-	struct sigaction sa = {.sa_handler = on_stop};
+	struct bw_loop loop = {.child_fd = -1};
 	struct bw_learn_set *set;
 	struct bw_session s;
 	char cgdir[PATH_MAX];
 	long duration = 0;
-	time_t end = 0;
 	bool all = false;
 	int c, ret;
 
@@ -400,17 +402,10 @@ int cmd_learn(int argc, char **argv)
 	}
 	s.ev.on_learn = bw_learn_event;
 	s.ev.learn_ctx = set;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (duration)
-		end = time(NULL) + duration;
-	while (!stop && (!end || time(NULL) < end)) {
-		bw_events_poll(&s.ev, 200);
-		bw_events_check_lost(&s.ev);
-	}
-	while (bw_events_poll(&s.ev, 0) > 0)
-		;
-	bw_events_agent(&s.ev, stop ? "learning stopped on signal" : "learning time is up");
+	loop.duration = duration;
+	loop.watch = true;
+	bw_session_signals(false);
+	bw_events_agent(&s.ev, learn_end(bw_session_loop(&s, &loop)));
 	bw_session_end(&s);
 	ret = bw_learn_save(set, output, bw_cgroup_rel(cgdir));
 	bw_info("learned %zu distinct objects from %llu accesses", bw_learn_count(set),

@@ -12,6 +12,7 @@
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +31,6 @@
 #include "session.h"
 #include "util.h"
 
-static volatile sig_atomic_t got_term;
-
-static void on_term(int sig)
-{
-	got_term = sig;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bpfwarden run --profile FILE [--mode enforce|audit|learn] [--log FILE] "
@@ -45,7 +39,8 @@ static void usage(FILE *f)
 		   "[--min-children N] [--exact] -- CMD [ARG...]\n");
 }
 
-static pid_t spawn_in_cgroup(const char *cgdir, char **argv)
+/* Start argv in cgdir; *pidfd wakes the event loop when it exits. */
+static pid_t spawn_in_cgroup(const char *cgdir, char **argv, int *pidfd)
 {
 	struct clone_args args = {};
 	int cgfd;
@@ -54,9 +49,10 @@ static pid_t spawn_in_cgroup(const char *cgdir, char **argv)
 	cgfd = open(cgdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgfd < 0)
 		return -errno;
-	args.flags = CLONE_INTO_CGROUP;
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
 	args.exit_signal = SIGCHLD;
 	args.cgroup = (__u64)cgfd;
+	args.pidfd = (__u64)(uintptr_t)pidfd;
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0) {
 		int ret = -errno;
@@ -129,10 +125,9 @@ int cmd_run(int argc, char **argv)
 	const char *profile = NULL, *mode = NULL, *log = NULL, *output = NULL;
 	struct bw_learn_set *learned = NULL;
 	struct bw_session s;
-	struct sigaction sa = {.sa_handler = on_term};
+	struct bw_loop loop = {.child_fd = -1};
 	char cgdir[PATH_MAX];
-	int c, ret, status = 0, exit_code;
-	pid_t child;
+	int c, ret, exit_code;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:m:l:o:vhr:M:E", opts, NULL)) != -1) {
@@ -204,42 +199,24 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGINT, SIG_IGN); /* the terminal's ^C reaches the command itself */
-	child = spawn_in_cgroup(cgdir, argv + optind);
-	if (child < 0) {
-		bw_err("cannot start %s in %s: %s", argv[optind], cgdir, strerror(-child));
+	bw_session_signals(true);
+	loop.child = spawn_in_cgroup(cgdir, argv + optind, &loop.child_fd);
+	if (loop.child < 0) {
+		bw_err("cannot start %s in %s: %s", argv[optind], cgdir, strerror(-loop.child));
 		exit_code = 1;
-		goto out;
+	} else {
+		bw_session_loop(&s, &loop);
+		close(loop.child_fd);
+		exit_code = WIFEXITED(loop.child_status)     ? WEXITSTATUS(loop.child_status)
+			    : WIFSIGNALED(loop.child_status) ? 128 + WTERMSIG(loop.child_status)
+							     : 1;
 	}
-	for (;;) {
-		pid_t r;
-
-		bw_events_poll(&s.ev, 50);
-		bw_events_check_lost(&s.ev);
-		if (got_term) {
-			kill(child, got_term);
-			got_term = 0;
-		}
-		r = waitpid(child, &status, WNOHANG);
-		if (r == child)
-			break;
-		if (r < 0 && errno != EINTR) {
-			status = 0;
-			break;
-		}
-	}
-	exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-out:
 	empty_cgroup(cgdir);
-	/* Drain what the last processes produced before the slot goes away. */
-	while (bw_events_poll(&s.ev, 0) > 0)
-		;
+	/* Ends with a drain: what the last processes did is logged before the slot goes. */
+	bw_session_end(&s);
 	if (s.ev.denials || s.ev.lost)
 		bw_info("%s: %llu denied, %llu events lost", argv[optind],
 			(unsigned long long)s.ev.denials, (unsigned long long)s.ev.lost);
-	bw_session_end(&s);
 	if (rmdir(cgdir))
 		bw_err("cannot remove %s: %s", cgdir, strerror(errno));
 	if (learned) {

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "cgroup.h"
 #include "probe.h"
@@ -174,12 +179,95 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 	return 0;
 }
 
-void bw_session_end(struct bw_session *s)
+void bw_session_drain(struct bw_session *s)
 {
-	if (s->events_open) {
+	if (!s->events_open)
+		return;
+	while (bw_events_poll(&s->ev, 0) > 0)
+		;
+	bw_events_check_lost(&s->ev);
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+void bw_session_signals(bool for_child)
+{
+	/* No SA_RESTART: poll(2) returns at once (it is never restarted anyway). */
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (for_child)
+		signal(SIGINT, SIG_IGN);
+	else
+		sigaction(SIGINT, &sa, NULL);
+}
+
+/* Is the session's cgroup still there and governed by its slot? */
+static bool still_ours(struct bw_session *s)
+{
+	struct bw_cgroup v;
+
+	return !access(s->cgdir, F_OK) && !bw_governor(&s->maps, s->ev.cgroup_id, &v) &&
+	       v.policy == s->slot.id;
+}
+
+static long now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+int bw_session_loop(struct bw_session *s, struct bw_loop *l)
+{
+	struct pollfd fds[2] = {
+	    {.fd = ring_buffer__epoll_fd(s->ev.rb), .events = POLLIN},
+	    {.fd = l->child > 0 ? l->child_fd : -1, .events = POLLIN},
+	};
+	long end = l->duration ? now_sec() + l->duration : 0;
+	int why = 0;
+
+	while (!why) {
+		poll(fds, 2, BW_LOOP_TICK_MS);
 		bw_events_poll(&s->ev, 0);
 		bw_events_check_lost(&s->ev);
+		if (stop_signal && l->child > 0) {
+			kill(l->child, stop_signal);
+			stop_signal = 0;
+		} else if (stop_signal) {
+			l->signal = stop_signal;
+			why = BW_LOOP_SIGNAL;
+		}
+		if (l->child > 0) {
+			pid_t r = waitpid(l->child, &l->child_status, WNOHANG);
+
+			if (r == l->child || (r < 0 && errno != EINTR))
+				why = BW_LOOP_CHILD;
+		}
+		if (end && now_sec() >= end)
+			why = BW_LOOP_TIME;
+		if (l->watch && !still_ours(s)) {
+			/* Whoever let it go has removed our entries. */
+			s->governing = false;
+			why = BW_LOOP_GONE;
+		}
+		if (l->tick && l->tick(s, l->arg))
+			why = BW_LOOP_TICK;
 	}
+	bw_session_drain(s);
+	return why;
+}
+
+void bw_session_end(struct bw_session *s)
+{
+	bw_session_drain(s);
 	if (s->governing && !access(s->cgdir, F_OK)) {
 		uint32_t slot = s->slot.id;
 
