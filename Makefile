@@ -26,6 +26,12 @@ MOUNT_LIBS := $(shell pkg-config --libs mount 2>/dev/null || echo -lmount)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
+# The version: VERSION, and the commit (".dirty" with uncommitted changes)
+# when built from a git checkout; a tarball, which has no .git, gets VERSION.
+GIT_REV := $(if $(wildcard .git),$(shell git rev-parse --short=12 HEAD 2>/dev/null))
+GIT_DIRTY := $(if $(GIT_REV),$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo .dirty))
+BW_VERSION := $(shell cat VERSION 2>/dev/null || echo unknown)$(if $(GIT_REV),+git.$(GIT_REV)$(GIT_DIRTY))
+
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -Wno-unused-function \
 	-I$(BUILD) -Iinclude -Ibpf
 
@@ -41,7 +47,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # Agent objects the unit tests may exercise (pure C, no BPF calls made).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o \
-	$(BUILD)/user/mounts.o $(BUILD)/user/util.o,$(USER_OBJS))
+	$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_check.o,$(USER_OBJS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 
@@ -49,7 +55,7 @@ AGENT := $(BUILD)/bpfwarden
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: all agent helpers unit fuzz check hosttest vmtest test deps demo clean format vmlinux
+.PHONY: FORCE all agent helpers unit fuzz check hosttest vmtest test deps demo clean format vmlinux
 
 all: agent helpers
 
@@ -77,7 +83,13 @@ $(BUILD)/policy/%.o: policy/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/user/%.o: user/%.c | $(SKELS)
+# Rewritten only when the version changes, so that it rebuilds only what includes it.
+$(BUILD)/version.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#define BW_VERSION "%s"\n' '$(BW_VERSION)' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/user/%.o: user/%.c | $(SKELS) $(BUILD)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@

@@ -87,6 +87,15 @@ int bw_cgroup_self(char *out, size_t len)
 	return 0;
 }
 
+int bw_cgroup_arg(const char *path, char *out, size_t len)
+{
+	int ret = bw_cgroup_resolve(path, out, len);
+
+	if (ret)
+		bw_err("%s is not a cgroup v2 directory: %s", path, strerror(-ret));
+	return ret;
+}
+
 const char *bw_cgroup_rel(const char *abs)
 {
 	char root[PATH_MAX];

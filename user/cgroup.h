@@ -14,6 +14,8 @@
 int bw_cgroup_root(char *buf, size_t len);
 /* PATH absolute, or relative to the cgroup2 mount, to an absolute directory. */
 int bw_cgroup_resolve(const char *path, char *out, size_t len);
+/* bw_cgroup_resolve for --cgroup PATH: says why not on stderr. */
+int bw_cgroup_arg(const char *path, char *out, size_t len);
 /* The calling process's own cgroup v2 directory (absolute). */
 int bw_cgroup_self(char *out, size_t len);
 /* The path below the cgroup2 mount ("/" for the root) of an absolute path. */

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/stat.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,27 +19,11 @@
 #include <bpf/bpf.h>
 
 #include "cgroup.h"
-#include "commands.h"
+#include "cli.h"
 #include "learn.h"
 #include "learn_agent.h"
 #include "session.h"
 #include "util.h"
-
-/* --duration: a whole positive number of seconds; -EINVAL after saying why. */
-static int parse_duration(const char *s, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0) {
-		bw_err("--duration wants a whole number of seconds, not '%s'", s);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
 
 /* One learn set per cgroup seen, for --all. */
 struct cg_learned {
@@ -195,10 +178,18 @@ static void profile_file_name(const char *cgpath, char *out, size_t len)
 		snprintf(out, len, "root");
 }
 
-static int learn_all(const char *profile, long duration, const char *outdir, const char *log)
+/* Settings of the profile writer (learn_agent.c) from the command line. */
+static void learn_options(const struct bw_opts *o)
+{
+	bw_learn_min_children = o->min_children;
+	bw_learn_flags = o->learn_flags;
+}
+
+/* learn --all and audit --all (outdir NULL: no profiles, the summary only). */
+static int learn_all(struct bw_opts *o, const char *outdir)
 {
 	struct all_ctx a = {};
-	struct bw_loop loop = {.duration = duration, .child_fd = -1};
+	struct bw_loop loop = {.duration = o->duration, .child_fd = -1};
 	struct bw_session s;
 	char root[PATH_MAX], self[PATH_MAX], skip[PATH_MAX + 16], line[PATH_MAX + 128];
 	uint64_t self_id = 0;
@@ -210,7 +201,9 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 		bw_err("cannot create %s: %s", outdir, strerror(errno));
 		return 1;
 	}
-	ret = bw_session_prepare(&s, profile, "learn", log);
+	o->mode = BW_MODE_LEARN;
+	o->mode_given = true;
+	ret = bw_session_prepare(&s, o);
 	if (!ret && bw_cgroup_root(root, sizeof(root)))
 		ret = 1;
 	if (ret) {
@@ -261,6 +254,7 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 		char name[PATH_MAX], file[2 * PATH_MAX] = "";
 
 		if (outdir) {
+			learn_options(o);
 			profile_file_name(c->path, name, sizeof(name));
 			snprintf(file, sizeof(file), "%s/%s.profile", outdir, name);
 			if (bw_learn_save(c->set, file, name))
@@ -280,119 +274,24 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 	return failed;
 }
 
-/* bpfwarden audit --all: the host-wide learn session, reported, no profiles written. */
-int cmd_audit(int argc, char **argv)
+static int learn(struct bw_opts *o)
 {
-	static const struct option opts[] = {
-	    {"all", no_argument, NULL, 'a'},	   {"duration", required_argument, NULL, 'd'},
-	    {"log", required_argument, NULL, 'l'}, {"profile", required_argument, NULL, 'p'},
-	    {"verbose", no_argument, NULL, 'v'},   {},
-	};
-	const char *log = NULL, *profile = NULL;
-	bool all = false;
-	long duration = 0;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "ad:l:p:v", opts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			all = true;
-			break;
-		case 'd':
-			if (parse_duration(optarg, &duration))
-				return 2;
-			break;
-		case 'l':
-			log = optarg;
-			break;
-		case 'p':
-			profile = optarg;
-			break;
-		case 'v':
-			bw_verbose = true;
-			break;
-		default:
-			goto usage;
-		}
-	}
-	if (!all || optind != argc)
-		goto usage;
-	return learn_all(profile, duration, NULL, log);
-usage:
-	fprintf(stderr, "usage: bpfwarden audit --all [--duration SECONDS] [--log FILE]\n");
-	return 2;
-}
-
-int cmd_learn(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"cgroup", required_argument, NULL, 'c'},
-	    {"profile", required_argument, NULL, 'p'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"log", required_argument, NULL, 'l'},
-	    {"all", no_argument, NULL, 'a'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    BW_LEARN_OPTIONS,
-	    {},
-	};
-	const char *cgroup = NULL, *profile = NULL, *output = NULL, *log = NULL;
-	struct bw_loop loop = {.child_fd = -1};
+	struct bw_loop loop = {.duration = o->duration, .child_fd = -1, .watch = true};
 	struct bw_learn_set *set;
 	struct bw_session s;
 	char cgdir[PATH_MAX];
-	long duration = 0;
-	bool all = false;
-	int c, ret;
+	int ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:p:d:o:l:vM:E", opts, NULL)) != -1) {
-		switch (c) {
-		case 'M':
-		case 'E':
-			if (bw_learn_option(c, optarg) < 0)
-				return 2;
-			break;
-		case 'c':
-			cgroup = optarg;
-			break;
-		case 'p':
-			profile = optarg;
-			break;
-		case 'd':
-			if (parse_duration(optarg, &duration))
-				return 2;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'l':
-			log = optarg;
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'v':
-			bw_verbose = true;
-			break;
-		default:
-			goto usage;
-		}
-	}
-	if (!output || optind != argc || (!cgroup == !all))
-		goto usage;
-	if (all)
-		return learn_all(profile, duration, output, log);
-	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
-	if (ret) {
-		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
+	if (o->all)
+		return learn_all(o, o->output);
+	if (bw_cgroup_arg(o->cgroup, cgdir, sizeof(cgdir)))
 		return 1;
-	}
 	set = bw_learn_new();
 	if (!set)
 		return 1;
-	ret = bw_session_prepare(&s, profile, "learn", log);
+	o->mode = BW_MODE_LEARN;
+	o->mode_given = true;
+	ret = bw_session_prepare(&s, o);
 	if (!ret && bw_session_govern(&s, cgdir))
 		ret = 1;
 	if (ret) {
@@ -402,21 +301,61 @@ int cmd_learn(int argc, char **argv)
 	}
 	s.ev.on_learn = bw_learn_event;
 	s.ev.learn_ctx = set;
-	loop.duration = duration;
-	loop.watch = true;
 	bw_session_signals(false);
 	bw_events_agent(&s.ev, learn_end(bw_session_loop(&s, &loop)));
 	bw_session_end(&s);
-	ret = bw_learn_save(set, output, bw_cgroup_rel(cgdir));
+	learn_options(o);
+	ret = bw_learn_save(set, o->output, bw_cgroup_rel(cgdir));
 	bw_info("learned %zu distinct objects from %llu accesses", bw_learn_count(set),
 		(unsigned long long)bw_learn_events(set));
 	bw_learn_free(set);
 	return ret ? 1 : 0;
-usage:
-	fprintf(stderr,
-		"usage: bpfwarden learn --cgroup PATH [--profile FILE] [--duration SECONDS] "
-		"--output FILE [--log FILE] [--min-children N] [--exact]\n"
-		"       bpfwarden learn --all [--profile FILE] [--duration SECONDS] --output DIR "
-		"[--log FILE] [--min-children N] [--exact]\n");
-	return 2;
 }
+
+/* bpfwarden audit --all: the host-wide learn session, reported, no profiles written. */
+static int audit(struct bw_opts *o)
+{
+	return learn_all(o, NULL);
+}
+
+static const struct argp learn_argp;
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct bw_opts *o = st->input;
+
+	if (key != ARGP_KEY_END)
+		return bw_parse_opt(key, arg, st);
+	if (st->root_argp == &learn_argp && !o->cgroup == !o->all)
+		argp_error(st, "either --cgroup or --all is needed, not both");
+	else if (st->root_argp == &learn_argp && !o->output)
+		argp_error(st, "--output is needed");
+	else if (st->root_argp != &learn_argp && !o->all)
+		argp_error(st, "--all is needed (audit covers the whole host)");
+	else
+		return bw_parse_opt(key, arg, st);
+	return EINVAL;
+}
+
+static const struct argp_option learn_options_table[] = {
+    BW_OPT_CGROUP,  BW_OPT_ALL, BW_OPT_DURATION, BW_OPT_OUTPUT,
+    BW_OPT_PROFILE, BW_OPT_LOG, BW_OPTS_LEARN,	 BW_OPTS_COMMON,
+};
+static const struct argp_option audit_options[] = {
+    BW_OPT_ALL, BW_OPT_DURATION, BW_OPT_PROFILE, BW_OPT_LOG, BW_OPTS_COMMON,
+};
+
+static const struct argp learn_argp = {
+    learn_options_table, parse, NULL,
+    "Learn a profile from what a cgroup does. What a cgroup subtree (--cgroup) or every "
+    "cgroup of the host (--all) does, for --duration or until SIGINT or SIGTERM, is written "
+    "as a profile (--all: one per cgroup, in the directory --output).\vNothing is blocked but what "
+    "--profile denies itself; "
+    "docs/learn.md says how the profile is written."};
+static const struct argp audit_argp = {
+    audit_options, parse, NULL,
+    "Learn on the whole host and print a summary. One line per cgroup says what it did; no "
+    "profile is written."};
+
+const struct bw_command bw_cmd_learn = {"learn", &learn_argp, learn, 0};
+const struct bw_command bw_cmd_audit = {"audit", &audit_argp, audit, 0};

@@ -12,7 +12,7 @@
 
 #include "cgroup.h"
 #include "govern.h"
-#include "commands.h"
+#include "cli.h"
 #include "loader.h"
 #include "probe.h"
 #include "session.h"
@@ -104,14 +104,12 @@ static void show_governed(void)
 	bw_maps_close(&m);
 }
 
-int cmd_status(int argc, char **argv)
+static int status(struct bw_opts *o)
 {
 	const struct bw_support *s;
 	const char *why;
 	char detail[700];
 
-	if (argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose")))
-		bw_verbose = true;
 	s = bw_probe();
 	why = bw_lsm_unavailable(s);
 	printf("kernel support:\n");
@@ -136,7 +134,7 @@ int cmd_status(int argc, char **argv)
 }
 
 /* Unpin everything: every governed cgroup is let go. For development and upgrades. */
-int cmd_reset(int argc, char **argv)
+static int reset(struct bw_opts *o)
 {
 	int ret = bw_unpin_all(BW_PIN_ROOT);
 
@@ -147,3 +145,19 @@ int cmd_reset(int argc, char **argv)
 	printf("removed %s: nothing is governed any more\n", BW_PIN_ROOT);
 	return 0;
 }
+
+static const struct argp_option options[] = {BW_OPTS_COMMON};
+
+static const struct argp status_argp = {
+    options, bw_parse_opt, NULL,
+    "Show what this kernel supports and what is governed. Which rules can be enforced here, "
+    "and the cgroups governed now.\vExit status 3 when BPF LSM is not available (file and exec "
+    "rules cannot be "
+    "enforced)."};
+static const struct argp reset_argp = {
+    options, bw_parse_opt, NULL,
+    "Unpin everything: nothing stays governed. Every program, link and map goes (for "
+    "development and upgrades)."};
+
+const struct bw_command bw_cmd_status = {"status", &status_argp, status, 0};
+const struct bw_command bw_cmd_reset = {"reset", &reset_argp, reset, 0};

@@ -124,25 +124,3 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	bw_info("learned profile written to %s", output);
 	return 0;
 }
-
-int bw_learn_option(int c, const char *arg)
-{
-	char *end;
-	unsigned long v;
-
-	switch (c) {
-	case 'M':
-		v = strtoul(arg, &end, 10);
-		if (!*arg || *end || v < 2 || v > 100000) {
-			bw_err("--min-children wants a number of files from 2 up, not '%s'", arg);
-			return -1;
-		}
-		bw_learn_min_children = (unsigned)v;
-		return 1;
-	case 'E':
-		/* Every rule exact: no /dir/ subtree for many files, none for per-run names. */
-		bw_learn_flags |= BW_LEARN_NO_FANOUT | BW_LEARN_NO_VOLATILE;
-		return 1;
-	}
-	return 0;
-}

@@ -238,8 +238,7 @@ int bw_open_pinned(struct bw_maps *m)
 	return 0;
 }
 
-/* FNV-1a over the BPF objects this agent carries: their version. */
-static uint64_t objects_hash(void)
+uint64_t bw_objects_hash(void)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t i, j, sz;
@@ -289,7 +288,7 @@ static bool any_links(void)
  */
 static int check_version(void)
 {
-	uint64_t want = objects_hash(), have = 0;
+	uint64_t want = bw_objects_hash(), have = 0;
 	char path[] = BW_PIN_ROOT "/bw_version";
 	__u32 zero = 0;
 	int fd, ret = 0;

@@ -18,21 +18,6 @@
 #include "session.h"
 #include "util.h"
 
-unsigned bw_event_rate = BW_DEFAULT_EVENT_RATE;
-
-int bw_parse_event_rate(const char *arg)
-{
-	char *end;
-	unsigned long v = strtoul(arg, &end, 10);
-
-	if (!*arg || *end || v > 1000000) {
-		bw_err("--event-rate wants events a second (0: no limit), not '%s'", arg);
-		return -EINVAL;
-	}
-	bw_event_rate = (unsigned)v;
-	return 0;
-}
-
 static const char *profile_libdir(void)
 {
 	const char *env = getenv("BPFWARDEN_PROFILE_DIR");
@@ -47,9 +32,9 @@ static bool needs_lsm(const struct bw_compiled *c)
 	       c->policy.default_exec != BW_V_ALLOW || c->policy.exec_memfd_rule;
 }
 
-int bw_session_prepare(struct bw_session *s, const char *profile_path, const char *mode_opt,
-		       const char *log_path)
+int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 {
+	const char *profile_path = o->profile;
 	struct bw_diags diags = {};
 	const struct bw_support *sup;
 	const char *why;
@@ -78,21 +63,14 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 			bw_err("cannot read profile %s: %s", profile_path, strerror(-ret));
 		return 1;
 	}
-	if (mode_opt) {
-		if (bw_mode_parse(mode_opt, strlen(mode_opt), &s->mode)) {
-			bw_err("unknown mode '%s' (enforce, audit or learn)", mode_opt);
-			return 2;
-		}
-	} else {
-		/* No mode line: enforce (profile.h). */
-		s->mode = s->profile->mode;
-	}
+	/* The command line's, else the profile's (enforce without a mode line). */
+	s->mode = o->mode_given ? o->mode : s->profile->mode;
 	ret = bw_compile(s->profile, &s->compiled, err, sizeof(err));
 	if (ret) {
 		bw_err("%s", err[0] ? err : strerror(-ret));
 		return 1;
 	}
-	s->compiled.policy.event_rate = bw_event_rate;
+	s->compiled.policy.event_rate = o->event_rate;
 
 	sup = bw_probe();
 	if (!sup->cgroup2) {
@@ -116,10 +94,10 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 		return 1;
 	s->installed = true;
 
-	if (log_path) {
-		s->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (o->log) {
+		s->log_fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (s->log_fd < 0) {
-			bw_err("cannot open log %s: %s", log_path, strerror(errno));
+			bw_err("cannot open log %s: %s", o->log, strerror(errno));
 			return 1;
 		}
 	} else {

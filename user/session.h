@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cli.h"
 #include "compile.h"
 #include "events.h"
 #include "govern.h"
@@ -35,23 +36,12 @@ struct bw_session {
 };
 
 /*
- * Deny and audit events per governed cgroup and second (--event-rate); the
- * rest are counted and reported as `lost` records with reason "throttled".
+ * Parse and compile o->profile (NULL: an empty `default deny` one, for
+ * learning), make sure the kernel side is loaded, take a slot and open the
+ * log (o->log, NULL: stderr), in o->mode if given, else the profile's.
+ * Returns 0, or a process exit status after telling the user why.
  */
-#define BW_DEFAULT_EVENT_RATE 1000
-extern unsigned bw_event_rate;
-/* Set bw_event_rate from --event-rate ARG; -EINVAL after saying why. */
-int bw_parse_event_rate(const char *arg);
-
-/*
- * Parse and compile the profile (NULL: an empty `default deny` one, for
- * learning), make sure the kernel side is loaded, take a
- * slot and open the log. mode_opt (NULL: the profile's mode, else enforce)
- * and log_path (NULL: stderr) as given on the command line. Returns 0, or a
- * process exit status after telling the user why.
- */
-int bw_session_prepare(struct bw_session *s, const char *profile_path, const char *mode_opt,
-		       const char *log_path);
+int bw_session_prepare(struct bw_session *s, const struct bw_opts *o);
 /* Govern cgdir and its subtree with the session's slot. */
 int bw_session_govern(struct bw_session *s, const char *cgdir);
 /* Read every event there is now, then report lost ones. */

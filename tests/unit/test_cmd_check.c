@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * `bpfwarden check`: output format, exit status, library lookup. The
- * command is compiled into this test under another name, so the agent's
- * own object can join the unit test binary later without a clash.
+ * `bpfwarden check`: output format, exit status, library lookup, and the
+ * option parsing every command shares (user/cli.c), run in-process.
  */
-#define cmd_check tested_cmd_check
-#include "cmd_check.c"
-#undef cmd_check
-
 #include <check.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "cli.h"
 
 #include "helpers.h"
 #include "suites.h"
@@ -48,7 +47,7 @@ static void run(struct run *res, int argc, char **argv)
 	se = dup(2);
 	dup2(fileno(o), 1);
 	dup2(fileno(e), 2);
-	res->ret = tested_cmd_check(argc, argv);
+	res->ret = bw_command_main(&bw_cmd_check, argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(so, 1);
@@ -77,19 +76,34 @@ START_TEST(usage_errors)
 	run(&res, 1, argv);
 	ck_assert_int_eq(res.ret, 2);
 	ck_assert_str_eq(res.out, "");
-	ck_assert_ptr_nonnull(strstr(res.err, "no profile given"));
-	ck_assert_ptr_nonnull(strstr(res.err, "usage: bpfwarden check FILE..."));
+	ck_assert_ptr_nonnull(strstr(res.err, "bpfwarden check: no profile given"));
+	ck_assert_ptr_nonnull(strstr(res.err, "Try `bpfwarden check --help'"));
 	run_free(&res);
 
 	RUN(&res, "-x", "a.profile");
 	ck_assert_int_eq(res.ret, 2);
-	ck_assert_ptr_nonnull(strstr(res.err, "unknown option '-x'"));
+	ck_assert_ptr_nonnull(strstr(res.err, "bpfwarden check: invalid option -- 'x'"));
 	run_free(&res);
 
+	RUN(&res, "--frobnicate", "a.profile");
+	ck_assert_int_eq(res.ret, 2);
+	ck_assert_ptr_nonnull(strstr(res.err, "unrecognized option '--frobnicate'"));
+	run_free(&res);
+
+	/* Usage and help come from the option table; help names the profile library. */
+	setenv("BPFWARDEN_PROFILE_DIR", "/some/lib", 1);
 	RUN(&res, "--help");
 	ck_assert_int_eq(res.ret, 0);
-	ck_assert_ptr_nonnull(strstr(res.out, "usage: bpfwarden check FILE..."));
+	ck_assert_ptr_nonnull(strstr(res.out, "Usage: bpfwarden check [OPTION...] FILE..."));
+	ck_assert_ptr_nonnull(strstr(res.out, "--verbose"));
+	ck_assert_ptr_nonnull(strstr(res.out, "/some/lib.\n"));
 	ck_assert_str_eq(res.err, "");
+	run_free(&res);
+	unsetenv("BPFWARDEN_PROFILE_DIR");
+
+	RUN(&res, "--usage");
+	ck_assert_int_eq(res.ret, 0);
+	ck_assert_ptr_nonnull(strstr(res.out, "Usage: bpfwarden check [-hv] [--help]"));
 	run_free(&res);
 
 	RUN(&res, "--");
