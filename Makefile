@@ -139,10 +139,14 @@ fuzz: $(BUILD)/fuzz/fuzz_profile
 check: unit fuzz
 
 # The network suite natively: the build host's kernel has no usable BPF LSM,
-# so there the cgroup programs enforce network rules alone.
+# so there the cgroup programs enforce network rules alone. The command-line
+# suite too: there the agent must tell a missing capability from the kernel's
+# refusal.
 hosttest: all
 	$(call msg,TEST,network rules on the host kernel $(shell uname -r))
 	$(Q)/usr/bin/python3 tests/integration/test_net.py
+	$(call msg,TEST,the command line on the host kernel)
+	$(Q)/usr/bin/python3 tests/integration/test_cli.py
 
 vmtest: all
 	tools/vm/run-tests.sh

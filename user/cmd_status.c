@@ -2,6 +2,7 @@
 /* bpfwarden status: what this kernel supports and what is governed now. */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,31 +105,59 @@ static void show_governed(void)
 	bw_maps_close(&m);
 }
 
+/* A trial's outcome: without the capabilities it takes, a refusal is not the kernel's. */
+static const char *trial(int err, unsigned needs, const char *ok)
+{
+	if (!err)
+		return ok;
+	if (bw_caps_missing(BW_NEED_BPF | needs))
+		return "not known: this process lacks a capability it takes (below)";
+	return strerror(-err);
+}
+
 static int status(struct bw_opts *o)
 {
+	/* What each capability is for (probe.h says which stands in for which). */
+	static const struct {
+		int cap;
+		const char *name, *what;
+	} caps[] = {
+	    {CAP_BPF, "CAP_BPF", "maps and programs"},
+	    {CAP_PERFMON, "CAP_PERFMON", "tp_btf and BPF LSM programs"},
+	    {CAP_NET_ADMIN, "CAP_NET_ADMIN", "cgroup network programs"},
+	    {CAP_SYS_ADMIN, "CAP_SYS_ADMIN", "mounting bpffs; stands in for the three above"},
+	};
 	const struct bw_support *s;
-	const char *why;
+	const char *why, *net_why;
 	char detail[700];
+	unsigned todo;
+	size_t i;
 
 	s = bw_probe();
-	why = bw_lsm_unavailable(s);
+	/* What is pinned already works, whatever this process may load itself. */
+	todo = bw_load_needs(true);
+	why = todo & BW_NEED_LSM ? bw_lsm_unavailable(s) : NULL;
+	net_why = todo & (BW_NEED_TRACING | BW_NEED_NET) ? bw_net_unavailable(s) : NULL;
 	printf("kernel support:\n");
 	yesno("BTF (/sys/kernel/btf/vmlinux)", s->btf, NULL);
 	yesno("cgroup v2", s->cgroup2, s->cgroup2 ? s->cgroup_root : "not mounted");
 	snprintf(detail, sizeof(detail), "lsm=%s", s->lsm_list[0] ? s->lsm_list : "(unreadable)");
 	yesno("bpf in the active LSM list", s->lsm_listed, detail);
 	yesno("BPF LSM program attaches", !s->lsm_attach_err,
-	      s->lsm_attach_err ? strerror(-s->lsm_attach_err) : "trial attach of lsm/file_open");
+	      trial(s->lsm_attach_err, BW_NEED_LSM, "trial attach of lsm/file_open"));
 	yesno("tp_btf program attaches", !s->tp_attach_err,
-	      s->tp_attach_err ? strerror(-s->tp_attach_err) : "trial attach of cgroup_mkdir");
+	      trial(s->tp_attach_err, BW_NEED_TRACING, "trial attach of cgroup_mkdir"));
+	printf("this process:\n");
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		yesno(caps[i].name, bw_cap(caps[i].cap), caps[i].what);
 	printf("enforcement:\n");
 	yesno("file rules", !why, why);
 	yesno("exec rules", !why, why);
-	yesno("net rules (tcp, udp)", !s->tp_attach_err && s->cgroup2,
-	      "cgroup connect/sendmsg/bind programs, with or without BPF LSM");
+	yesno("net rules (tcp, udp)", !net_why,
+	      net_why ? net_why : "cgroup connect/sendmsg/bind programs, with or without BPF LSM");
 	yesno("net rules (unix, packet sockets)", !why, why);
-	yesno("net raw (raw IP sockets)", !s->tp_attach_err && s->cgroup2,
-	      "cgroup sock_create program");
+	yesno("net raw (raw IP sockets)", !net_why,
+	      net_why ? net_why : "cgroup sock_create program");
 	show_governed();
 	return why ? 3 : 0;
 }

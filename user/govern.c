@@ -18,6 +18,7 @@
 #include "bpfwarden.h"
 #include "cgroup.h"
 #include "govern.h"
+#include "probe.h"
 #include "util.h"
 
 int bw_governed_each(struct bw_maps *m, bw_governed_fn fn, void *arg)
@@ -445,8 +446,11 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	}
 	rb = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bw_rb", 0, 0, BW_RINGBUF_SIZE, NULL);
 	if (rb < 0) {
+		const char *caps = bw_caps_missing(BW_NEED_BPF);
+
 		ret = -errno;
-		bw_err("cannot create the event ring buffer: %s", strerror(-ret));
+		bw_err("cannot create the event ring buffer: %s",
+		       ret == -EPERM && caps ? caps : strerror(-ret));
 		goto fail;
 	}
 	if (bpf_map_update_elem(m->rbufs, &id, &rb, BPF_ANY)) {

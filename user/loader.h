@@ -39,6 +39,11 @@ struct bw_maps {
  * after printing what went wrong in words.
  */
 int bw_load(struct bw_maps *m, bool want_lsm);
+/*
+ * What bw_load would still have to load (BW_NEED_* of probe.h; 0 when every
+ * program is pinned already): each of these takes its capabilities.
+ */
+unsigned bw_load_needs(bool want_lsm);
 /* Open the pinned maps only; -ENOENT when nothing is loaded. */
 int bw_open_pinned(struct bw_maps *m);
 void bw_maps_close(struct bw_maps *m);

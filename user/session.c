@@ -72,18 +72,19 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	}
 	s->compiled.policy.event_rate = o->event_rate;
 
+	/* BPF LSM is there when its programs are pinned already, or when they load here. */
 	sup = bw_probe();
-	if (!sup->cgroup2) {
-		bw_err("no cgroup2 hierarchy is mounted (see /proc/self/mountinfo)");
-		return 1;
-	}
-	why = bw_lsm_unavailable(sup);
+	why = bw_load_needs(true) & BW_NEED_LSM ? bw_lsm_unavailable(sup) : NULL;
 	if (why && needs_lsm(&s->compiled)) {
-		bw_err("file, exec and unix socket rules need BPF LSM: %s. TCP and UDP rules "
-		       "alone are enforced on this kernel (cgroup programs): a profile with "
-		       "`default allow file`, `default allow exec` and no file, exec or unix "
-		       "rules runs here. `bpfwarden status` shows what this kernel supports.",
-		       why);
+		if (bw_caps_missing(BW_NEED_BPF | BW_NEED_LSM))
+			bw_err("file, exec and unix socket rules need BPF LSM: %s.", why);
+		else
+			bw_err("file, exec and unix socket rules need BPF LSM: %s. TCP and UDP "
+			       "rules alone are enforced on this kernel (cgroup programs): a "
+			       "profile with `default allow file`, `default allow exec` and no "
+			       "file, exec or unix rules runs here. `bpfwarden status` shows what "
+			       "this kernel supports.",
+			       why);
 		return 1;
 	}
 	s->net_only = why != NULL;
