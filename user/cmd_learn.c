@@ -247,6 +247,7 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 	bw_session_end(&s);
 
 	/* The summary: per cgroup, what it did that no rule allowed (learn events). */
+	learn_options(o);
 	printf("%-40s %-24s %7s %8s %7s %7s %7s  %s\n", "cgroup", "what", "files", "programs",
 	       "network", "objects", "denials", outdir ? "profile" : "");
 	for (i = 0; i < a.n; i++) {
@@ -254,7 +255,6 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 		char name[PATH_MAX], file[2 * PATH_MAX] = "";
 
 		if (outdir) {
-			learn_options(o);
 			profile_file_name(c->path, name, sizeof(name));
 			snprintf(file, sizeof(file), "%s/%s.profile", outdir, name);
 			if (bw_learn_save(c->set, file, name))
