@@ -4,7 +4,7 @@
  * learn event), merged per object, written as a profile a person can review
  * and `bpfwarden check` accepts. Pure C, no BPF. The choices it makes
  * (folding into abstractions, generalisation, what cannot be expressed) are
- * described at the top of learn.c.
+ * specified in docs/learn.md; user/learn/internal.h maps them to files.
  */
 #ifndef BW_LEARN_H
 #define BW_LEARN_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Between the kernel's learn records and the profile writer (learn.c): decode
+ * Between the kernel's learn records and the profile writer (user/learn/): decode
  * each record into a struct bw_learned, and save the result where the user
  * asked, atomically.
  */
