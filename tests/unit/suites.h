@@ -18,5 +18,7 @@ Suite *compile_suite(void);
 Suite *jsonw_suite(void);
 Suite *cgroup_suite(void);
 Suite *learn_suite(void);
+Suite *learn_generalise_suite(void);
+Suite *learn_names_suite(void);
 
 #endif /* BW_TEST_SUITES_H */

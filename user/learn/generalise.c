@@ -13,24 +13,6 @@
 #include "internal.h"
 #include "learn_names.h"
 
-/* NULL if `allow file BITS G/...` may be written, else what G is. */
-static const char *subtree_refused(const struct bw_wctx *w, const char *g, unsigned bits)
-{
-	char buf[160];
-
-	if (!strcmp(g, "/"))
-		return "the root directory";
-	if (bw_learn_system_dir(g))
-		return "a system directory";
-	if ((bits & BW_ACC_W) && bw_learn_in_os_tree(g))
-		return "in the system's own tree, where writes stay exact";
-	if (bw_learn_path_problem(g, BW_RULE_PATH_MAX, buf, sizeof(buf)))
-		return "not expressible as a rule";
-	if (bw_fold_names_subtree(w, g, bits))
-		return "named by an included abstraction";
-	return NULL;
-}
-
 static int cand_cmp(const void *a, const void *b)
 {
 	const struct bw_cand *x = a, *y = b;
@@ -87,10 +69,13 @@ static int cands_settle(struct bw_wctx *w)
 				into->fanout += c->fanout;
 				into->fanout_bits |= c->fanout_bits;
 			}
-			if (!into->vol) {
+			/* The smallest example, whatever order qsort left them in. */
+			if (c->vol && (!into->vol || strcmp(c->vol, into->vol) < 0)) {
+				char *t = into->vol;
+
 				into->vol = c->vol;
 				into->vol_why = c->vol_why;
-				c->vol = NULL;
+				c->vol = t;
 			}
 			free(c->vol);
 			free(c->dir);
@@ -120,11 +105,67 @@ static int cands_settle(struct bw_wctx *w)
 	return 0;
 }
 
+/*
+ * Per-run names, read or written: a file whose path has a per-run component
+ * makes the parent of the shallowest one a candidate with the file's access,
+ * so that the next run's names (a new PID, a new temporary name) are allowed
+ * as this run's were. Where that parent may not be a subtree rule the file
+ * stays exact, and its note says why: the next run will be refused there,
+ * which the reviewer must know.
+ */
+static int per_run_cands(struct bw_wctx *w, size_t *cap)
+{
+	for (size_t i = 0; i < w->nfr; i++) {
+		struct bw_fres *f = &w->fr[i];
+		const char *p = f->o->path, *c, *why = NULL;
+		const struct bw_refusal *r;
+		size_t clen = 0, plen;
+		char *g;
+		int ret;
+
+		if (f->pinned)
+			continue;
+		for (c = p + 1; *c; c += clen + (c[clen] == '/')) {
+			clen = strcspn(c, "/");
+			why = bw_learn_per_run(c, clen, c[clen] == '\0');
+			if (why)
+				break;
+		}
+		if (!why)
+			continue;
+		plen = (size_t)(c - p) - 1;
+		g = strndup(p, plen ? plen : 1);
+		if (!g)
+			return -ENOMEM;
+		ret = bw_refused(w, g, f->bits, &r);
+		free(g);
+		if (ret)
+			return ret;
+		if (r->why) {
+			f->vol = c;
+			f->vol_len = clen;
+			f->vol_plen = plen;
+			f->vol_why = why;
+			f->vol_refused = r->why;
+			continue;
+		}
+		ret = cand_push(w, cap, p, plen, f->bits);
+		if (ret)
+			return ret;
+		w->cands[w->ncands - 1].vol = strndup(c, clen);
+		w->cands[w->ncands - 1].vol_why = why;
+		if (!w->cands[w->ncands - 1].vol)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* A file as a child of its directory: same access, then same parent, sort together. */
 struct kid {
 	const char *path;
 	size_t plen; /* of its parent: 0 for a file in / */
 	unsigned bits;
+	struct bw_fres *f;
 };
 
 static int kid_cmp(const void *a, const void *b)
@@ -140,71 +181,33 @@ static int kid_cmp(const void *a, const void *b)
 	return x->plen < y->plen ? -1 : x->plen > y->plen;
 }
 
-/* Fan-out and volatile candidates from the files left to write, then coverage. */
-int bw_generalise(struct bw_wctx *w)
+/*
+ * Fan-out: at least min_children files directly in one directory with the
+ * same access. Refused for secrets, the files say so: the reviewer should not
+ * widen them by hand either.
+ */
+static int fanout_cands(struct bw_wctx *w, size_t *cap)
 {
-	size_t cap = 0, i, j, nkids = 0;
-	struct kid *kids = NULL;
+	struct kid *kids = malloc((w->nfr + 1) * sizeof(*kids));
+	size_t nkids = 0, i, j;
 	int ret = 0;
 
-	/* Volatile names: files read only. */
-	for (i = 0; i < w->nfr && !(w->flags & BW_LEARN_NO_VOLATILE); i++) {
-		struct bw_fres *f = &w->fr[i];
-		const char *p = f->o->path, *c, *why = NULL, *refused;
-		size_t clen = 0, plen;
-		char *g;
-
-		if (f->pinned || f->bits != BW_ACC_R)
-			continue;
-		for (c = p + 1; *c; c += clen + (c[clen] == '/')) {
-			clen = strcspn(c, "/");
-			why = bw_learn_per_run(c, clen, c[clen] == '\0');
-			if (why)
-				break;
-		}
-		if (!why)
-			continue;
-		plen = (size_t)(c - p) - 1;
-		g = strndup(p, plen ? plen : 1);
-		if (!g)
-			return -ENOMEM;
-		refused = subtree_refused(w, g, BW_ACC_R);
-		free(g);
-		if (refused) {
-			f->vol = c;
-			f->vol_len = clen;
-			f->vol_plen = plen;
-			f->vol_why = why;
-			f->vol_refused = refused;
-			continue;
-		}
-		ret = cand_push(w, &cap, p, plen, BW_ACC_R);
-		if (ret)
-			return ret;
-		w->cands[w->ncands - 1].vol = strndup(c, clen);
-		w->cands[w->ncands - 1].vol_why = why;
-		if (!w->cands[w->ncands - 1].vol)
-			return -ENOMEM;
-	}
-
-	/* Fan-out: files directly in one directory with the same access. */
-	if (!(w->flags & BW_LEARN_NO_FANOUT) && w->nfr) {
-		kids = malloc(w->nfr * sizeof(*kids));
-		if (!kids)
-			return -ENOMEM;
-	}
-	for (i = 0; kids && i < w->nfr; i++) {
+	if (!kids)
+		return -ENOMEM;
+	for (i = 0; i < w->nfr; i++) {
 		const char *p = w->fr[i].o->path;
 
 		if (w->fr[i].pinned || !strcmp(p, "/"))
 			continue;
 		kids[nkids].path = p;
 		kids[nkids].plen = (size_t)(strrchr(p, '/') - p);
+		kids[nkids].f = &w->fr[i];
 		kids[nkids++].bits = w->fr[i].bits;
 	}
 	if (nkids)
 		qsort(kids, nkids, sizeof(*kids), kid_cmp);
-	for (i = 0; i < nkids; i = j) {
+	for (i = 0; i < nkids && !ret; i = j) {
+		const struct bw_refusal *r;
 		char *g;
 
 		for (j = i + 1; j < nkids && !kid_cmp(&kids[i], &kids[j]); j++)
@@ -216,38 +219,38 @@ int bw_generalise(struct bw_wctx *w)
 			ret = -ENOMEM;
 			break;
 		}
-		if (!subtree_refused(w, g, kids[i].bits)) {
-			ret = cand_push(w, &cap, g, strlen(g), kids[i].bits);
+		ret = bw_refused(w, g, kids[i].bits, &r);
+		if (!ret && !r->why) {
+			ret = cand_push(w, cap, g, strlen(g), kids[i].bits);
 			if (!ret) {
 				w->cands[w->ncands - 1].fanout = j - i;
 				w->cands[w->ncands - 1].fanout_bits = kids[i].bits;
 			}
+		} else if (!ret && r->secret) {
+			for (size_t k = i; k < j; k++)
+				kids[k].f->secret = r->why;
 		}
 		free(g);
-		if (ret)
-			break;
 	}
 	free(kids);
-	if (ret)
-		return ret;
-	ret = cands_settle(w);
-	if (ret)
-		return ret;
+	return ret;
+}
 
-	/* Coverage: the bits of every live rule on the file or a directory above it. */
-	for (i = 0; i < w->nfr && w->ncands; i++) {
+/* Coverage: the bits of every live rule on the file or a directory above it. */
+static int coverage(struct bw_wctx *w)
+{
+	for (size_t i = 0; i < w->nfr && w->ncands; i++) {
 		struct bw_fres *f = &w->fr[i];
 		char *a;
 		unsigned have = 0;
 		long best = -1;
-		size_t k;
 
 		if (f->pinned)
 			continue;
 		a = strdup(f->o->path);
 		if (!a)
 			return -ENOMEM;
-		for (k = strlen(a);; k--) {
+		for (size_t k = strlen(a);; k--) {
 			if (a[k] == '/' || a[k] == '\0') {
 				struct bw_cand *c;
 				char save = a[k];
@@ -274,6 +277,22 @@ int bw_generalise(struct bw_wctx *w)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+int bw_generalise(struct bw_wctx *w)
+{
+	size_t cap = 0;
+	int ret = 0;
+
+	if (!(w->flags & BW_LEARN_NO_VOLATILE))
+		ret = per_run_cands(w, &cap);
+	if (!ret && !(w->flags & BW_LEARN_NO_FANOUT) && w->nfr)
+		ret = fanout_cands(w, &cap);
+	if (!ret)
+		ret = cands_settle(w);
+	if (!ret)
+		ret = coverage(w);
+	return ret;
 }
 
 void bw_cands_free(struct bw_wctx *w)

@@ -5,10 +5,12 @@
  *   set.c        accesses merged per object (bw_learn_add)
  *   fold.c       which shipped abstractions to include, and what they decide
  *   generalise.c which directories become subtree rules (DIR/...)
+ *   refuse.c     which directories never may: system ones, and secrets
  *   rules.c      the rules and their comments, section by section
  *   write.c      the whole text, checked by parsing and compiling it
- * names.c holds the predicates on names they all use. docs/learn.md is the
- * specification: what each stage decides and why.
+ * names.c and secrets.c hold the predicates on names they use (learn_names.h),
+ * agent.c the glue to the agent. docs/learn.md is the specification: what each
+ * stage decides and why.
  */
 #ifndef BW_LEARN_INTERNAL_H
 #define BW_LEARN_INTERNAL_H
@@ -86,7 +88,9 @@ struct bw_fres {
 	long cand;		  /* the subtree rule covering it, or -1 */
 	const char *vol;	  /* a per-run component that was not generalised */
 	size_t vol_len, vol_plen; /* its length, its parent's */
-	const char *vol_why, *vol_refused;
+	const char *vol_why;
+	const char *vol_refused; /* why its parent may not be a subtree rule */
+	const char *secret;	 /* why its directory may not be either, for secrets */
 };
 
 /* A subtree rule to write: `allow file BITS DIR/...` (a final "**" in the profile). */
@@ -103,9 +107,19 @@ struct bw_cand {
 	struct bw_progs progs;
 };
 
+/* Whether `allow file BITS DIR/...` may be written. */
+struct bw_refusal {
+	char *dir;
+	unsigned bits;
+	const char *why; /* NULL: it may; else in words a comment shows after "DIR is " */
+	char *buf;	 /* what `why` points to when it names what was found */
+	bool secret;	 /* refused for secrets (the reviewer is told, even on fan-out) */
+};
+
 struct bw_wctx {
 	const struct bw_learn_set *s;
 	const char *libdir;
+	const struct bw_learn_fs *fs;
 	unsigned min_children, flags;
 	struct bw_fold *folds;
 	size_t nfolds;
@@ -115,8 +129,12 @@ struct bw_wctx {
 	struct bw_ostate *st; /* per object */
 	struct bw_fres *fr;   /* files left to write, sorted by path */
 	size_t nfr;
+	const struct bw_lobj **files; /* every learned file, sorted by path */
+	size_t nfiles;
 	struct bw_cand *cands;
 	size_t ncands;
+	struct bw_refusal *refusals; /* what bw_refused found, sorted by directory */
+	size_t nrefusals, caprefusals;
 };
 
 /* fold.c: load the abstractions, include those that allow something learned, decide every
@@ -130,6 +148,14 @@ void bw_fold_free(struct bw_wctx *w);
 /* generalise.c: subtree candidates from w->fr, and which file each one covers. */
 int bw_generalise(struct bw_wctx *w);
 void bw_cands_free(struct bw_wctx *w);
+
+/* refuse.c: set *r to the verdict on `allow file BITS G/...`, kept in w->refusals (a
+ * directory is looked at once; *r is valid until the next call, its strings until
+ * bw_refusals_free). 0 or -ENOMEM. */
+int bw_refused(struct bw_wctx *w, const char *g, unsigned bits, const struct bw_refusal **r);
+/* The learned file at `path`, or NULL. */
+const struct bw_lobj *bw_learned_file(const struct bw_wctx *w, const char *path);
+void bw_refusals_free(struct bw_wctx *w);
 
 /* rules.c: the three sections. */
 int bw_write_files(FILE *f, struct bw_wctx *w);

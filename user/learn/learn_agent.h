@@ -8,6 +8,9 @@
 /* struct bw_events.on_learn: add one learn record to the set (ctx). */
 void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
 
+/* The host's file system, as the profile writer may look at it for secrets. */
+extern const struct bw_learn_fs bw_learn_host_fs;
+
 /* Generalisation knobs from the command line (--min-children, --exact: user/cli.c). */
 extern unsigned bw_learn_min_children;
 extern unsigned bw_learn_flags;

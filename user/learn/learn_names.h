@@ -2,8 +2,9 @@
 /*
  * Predicates on names that the profile writer's decisions rest on: which
  * names a rule can spell, which look like they belong to one run, which
- * directories are the system's. Pure: no file system, no allocation that
- * outlives a call. docs/learn.md says what each one recognises and why.
+ * directories are the system's, which hold secrets (names.c, secrets.c).
+ * Pure: no file system, no allocation. docs/learn.md says what each one
+ * recognises and why.
  */
 #ifndef BW_LEARN_NAMES_H
 #define BW_LEARN_NAMES_H
@@ -42,5 +43,19 @@ bool bw_learn_system_dir(const char *dir);
 /* Inside /usr, /etc, /bin, /sbin, /lib, /lib64, /boot, /proc, /sys or /dev:
  * the system's own files, kernel knobs, devices. */
 bool bw_learn_in_os_tree(const char *path);
+
+/*
+ * The pattern of a directory of secrets (".ssh", ".config/gcloud",
+ * "private", ...) that a component of `path` ending past byte `from` ends,
+ * or NULL. from 0: is the path in one; from strlen(dir): is there one below
+ * dir on this path.
+ */
+const char *bw_learn_secret_dir(const char *path, size_t from);
+/* The pattern when the directory dir[0..n) holds directories of secrets among
+ * other things (.config, .local, a user's runtime directory), or NULL. */
+const char *bw_learn_secret_holder(const char *dir, size_t n);
+/* Why the file name c[0..n) looks like a key, a credential or a secret
+ * (id_rsa, *.key, .netrc, client_secret.json), or NULL. */
+const char *bw_learn_key_like(const char *c, size_t n);
 
 #endif /* BW_LEARN_NAMES_H */

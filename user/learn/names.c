@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Predicates on names (learn_names.h); docs/learn.md is their specification. */
+/*
+ * Predicates on names (learn_names.h): what a rule can spell, the path order,
+ * per-run names, system directories. Secrets are in secrets.c. docs/learn.md
+ * is their specification.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +103,7 @@ const char *bw_learn_unix_problem(const char *u, char *buf, size_t len)
 	return NULL;
 }
 
-/* ---- volatile names and system directories ---- */
+/* ---- per-run names ---- */
 
 static bool c_digit(char c)
 {
@@ -111,14 +115,33 @@ static bool c_upper(char c)
 	return c >= 'A' && c <= 'Z';
 }
 
+static bool c_lower(char c)
+{
+	return c >= 'a' && c <= 'z';
+}
+
 static bool c_alpha(char c)
 {
-	return c_upper(c) || (c >= 'a' && c <= 'z');
+	return c_upper(c) || c_lower(c);
+}
+
+static bool c_alnum(char c)
+{
+	return c_alpha(c) || c_digit(c);
 }
 
 static bool c_hex(char c)
 {
 	return c_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static bool all_digits(const char *c, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && c_digit(c[i]); i++)
+		;
+	return n && i == n;
 }
 
 static bool is_uuid_at(const char *c, size_t n)
@@ -133,70 +156,172 @@ static bool is_uuid_at(const char *c, size_t n)
 	return true;
 }
 
-/* Why the component c[0..n) looks like it names one run, or NULL. */
-const char *bw_learn_per_run(const char *c, size_t n, bool leaf)
+/* 16 or more hex digits in a row, digits and letters: a hash, a random id. */
+static bool long_hex(const char *c, size_t n)
 {
-	size_t i, run = 0;
-	bool digit = false;
-	const char *sep = NULL;
+	size_t run = 0;
+	bool digit = false, letter = false;
 
-	for (i = 0; i < n && c_digit(c[i]); i++)
-		;
-	if (n && i == n)
-		return "all digits";
-	if (n >= 9 && !memcmp(c, "tmp", 3)) {
-		size_t j = 3 + (c[3] == '.' || c[3] == '_' || c[3] == '-'), k;
-		bool mark = false;
-
-		for (k = j; k < n && (c_alpha(c[k]) || c_digit(c[k]) || c[k] == '_'); k++)
-			mark |= c_digit(c[k]) || c_upper(c[k]);
-		if (k == n && n - j >= 6 && n - j <= 16 && mark)
-			return "a temporary name";
-	}
-	for (i = 0; i < n; i++)
-		if (c[i] == '.' || c[i] == '-')
-			sep = c + i;
-	if (sep && sep > c && (size_t)(c + n - sep - 1) == 6) {
-		bool d = false, a = false, ok = true;
-
-		for (const char *p = sep + 1; p < c + n; p++) {
-			d |= c_digit(*p);
-			a |= c_alpha(*p);
-			ok &= c_digit(*p) || c_alpha(*p);
-		}
-		if (ok && d && a)
-			return "a temporary name";
-	}
-	for (i = 0; i <= n; i++) {
+	for (size_t i = 0; i <= n; i++) {
 		if (i < n && c_hex(c[i])) {
 			run++;
 			digit |= c_digit(c[i]);
+			letter |= c_alpha(c[i]);
 			continue;
 		}
-		if (run >= 16 && digit)
-			return "a long hex part";
+		if (run >= 16 && digit && letter)
+			return true;
 		run = 0;
-		digit = false;
+		digit = letter = false;
 	}
-	for (i = 0; i < n; i++)
+	return false;
+}
+
+/*
+ * `tmp` and 6 to 16 letters, digits or '_' with a digit or a capital (after
+ * an optional '.', '_' or '-'): mktemp's tmp.XXXXXXXXXX and most tempfile
+ * names. Or, before any suffix, `tmp` and exactly 8 of [a-z0-9_]: Python's
+ * tempfile, whose random part may be all letters.
+ */
+static bool tmp_name(const char *c, size_t n)
+{
+	size_t j, k, stem;
+	bool mark = false;
+
+	if (n < 9 || memcmp(c, "tmp", 3))
+		return false;
+	j = 3 + (c[3] == '.' || c[3] == '_' || c[3] == '-');
+	for (k = j; k < n && (c_alnum(c[k]) || c[k] == '_'); k++)
+		mark |= c_digit(c[k]) || c_upper(c[k]);
+	if (k == n && n - j >= 6 && n - j <= 16 && mark)
+		return true;
+	for (stem = 3; stem < n && (c_lower(c[stem]) || c_digit(c[stem]) || c[stem] == '_'); stem++)
+		;
+	return stem == 11 && (stem == n || c[stem] == '.');
+}
+
+/*
+ * The part after the last '.' or '-' is 6 letters and digits, with a digit,
+ * or with two capitals and a small letter: mkstemp's XXXXXX.
+ */
+static bool mkstemp_tail(const char *c, size_t n)
+{
+	const char *sep = NULL;
+	unsigned digits = 0, upper = 0, lower = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i] == '.' || c[i] == '-')
+			sep = c + i;
+	if (!sep || sep == c || (size_t)(c + n - sep - 1) != 6)
+		return false;
+	for (const char *p = sep + 1; p < c + n; p++) {
+		if (!c_alnum(*p))
+			return false;
+		digits += c_digit(*p);
+		upper += c_upper(*p);
+		lower += c_lower(*p);
+	}
+	return (digits && digits < 6) || (upper >= 2 && lower);
+}
+
+/* A token (letters and digits between other bytes) of 8 or more hex digits,
+ * with a digit and a letter: a random suffix (secrets.token_hex(4), a short hash). */
+static bool hex_token(const char *c, size_t n)
+{
+	for (size_t i = 0, j; i < n; i = j + 1) {
+		bool digit = false, letter = false, hex = true;
+
+		for (j = i; j < n && c_alnum(c[j]); j++) {
+			hex &= c_hex(c[j]);
+			digit |= c_digit(c[j]);
+			letter |= c_alpha(c[j]);
+		}
+		if (hex && digit && letter && j - i >= 8)
+			return true;
+	}
+	return false;
+}
+
+/* Four or more digits in a row, or a token of three or more digits alone: a
+ * PID, a counter, a time (a year looks the same). Versions have fewer. */
+static bool number(const char *c, size_t n)
+{
+	for (size_t i = 0, j; i < n; i = j + 1) {
+		for (j = i; j < n && c_digit(c[j]); j++)
+			;
+		if (j - i >= 4 ||
+		    (j - i >= 3 && (!i || !c_alnum(c[i - 1])) && (j == n || !c_alnum(c[j]))))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A part between '.', '-' or the ends, 8 to 16 letters, digits or '_', in
+ * which letters and digits alternate at least twice (a3kf9x2b): the random
+ * part of tempfile.mkstemp(prefix=..., suffix=...). Words with a version
+ * (python311, libpcre2) alternate once.
+ */
+static bool random_part(const char *c, size_t n)
+{
+	for (size_t i = 0, j; i < n; i = j + 1) {
+		unsigned turns = 0;
+		int last = 0; /* 1 letter, 2 digit */
+		bool ok = true;
+
+		for (j = i; j < n && c[j] != '.' && c[j] != '-'; j++) {
+			int k = c_alpha(c[j]) ? 1 : c_digit(c[j]) ? 2 : 0;
+
+			ok &= k || c[j] == '_';
+			if (k && last && k != last)
+				turns++;
+			if (k)
+				last = k;
+		}
+		if (ok && turns >= 2 && j - i >= 8 && j - i <= 16)
+			return true;
+	}
+	return false;
+}
+
+/* `NAME-N` or `NAME_N`: a numbered run directory (run-17, build_42). */
+static bool numbered_dir(const char *c, size_t n)
+{
+	const char *sep = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i] == '-' || c[i] == '_')
+			sep = c + i;
+	return sep && sep > c && sep + 1 < c + n && all_digits(sep + 1, (size_t)(c + n - sep - 1));
+}
+
+const char *bw_learn_per_run(const char *c, size_t n, bool leaf)
+{
+	if (all_digits(c, n))
+		return "all digits";
+	for (size_t i = 0; i < n; i++)
 		if (is_uuid_at(c + i, n - i))
 			return "a UUID";
-	if (!leaf) {
-		sep = NULL;
-		for (i = 0; i < n; i++)
-			if (c[i] == '-' || c[i] == '_')
-				sep = c + i;
-		if (sep && sep > c && sep + 1 < c + n) {
-			const char *p;
-
-			for (p = sep + 1; p < c + n && c_digit(*p); p++)
-				;
-			if (p == c + n)
-				return "a numbered run directory";
-		}
-	}
+	if (long_hex(c, n))
+		return "a long hex part";
+	if (tmp_name(c, n) || mkstemp_tail(c, n))
+		return "a temporary name";
+	if (hex_token(c, n))
+		return "a hex part";
+	/* A key is kept where it is: id_ed25519 is not a run's number. */
+	if (leaf && bw_learn_key_like(c, n))
+		return NULL;
+	/* Looser forms only for files: a directory's name is more often a version. */
+	if (leaf && number(c, n))
+		return "a number";
+	if (leaf && random_part(c, n))
+		return "a random part";
+	if (!leaf && numbered_dir(c, n))
+		return "a numbered run directory";
 	return NULL;
 }
+
+/* ---- system directories ---- */
 
 static bool first_is(const char *g, const char *const *names)
 {

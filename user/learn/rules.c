@@ -216,7 +216,16 @@ int bw_write_files(FILE *f, struct bw_wctx *w)
 			fprintf(f, "' looks per-run (%s): ", r->vol_why);
 			put_comment_n(f, r->vol_plen ? r->o->path : "/",
 				      r->vol_plen ? r->vol_plen : 1);
-			fprintf(f, " is %s", r->vol_refused);
+			fputs(" is ", f);
+			bw_put_comment(f, r->vol_refused);
+		} else if (r->secret) {
+			/* Fan-out refused for secrets: say it, or a reviewer may widen it by hand.
+			 */
+			fputs("; not generalised: ", f);
+			put_comment_n(f, r->o->path,
+				      (size_t)(strrchr(r->o->path, '/') - r->o->path));
+			fputs(" is ", f);
+			bw_put_comment(f, r->secret);
 		}
 		fputc('\n', f);
 		snprintf(rule, sizeof(rule), "allow file %s ", acc_str(r->bits & ~r->st->blocked));
@@ -263,104 +272,98 @@ static int obj_ptr_cmp_net(const void *a, const void *b)
 	return x->port < y->port ? -1 : x->port > y->port;
 }
 
-/* The objects of category `cat` that still need a rule, sorted; *n set. */
-static const struct bw_lobj **residual(const struct bw_wctx *w, enum bw_cat cat, size_t *n,
-				       int (*cmp)(const void *, const void *))
+/* An exec rule: a path, or memfd. */
+static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
+		     const struct bw_ostate *st)
+{
+	char pbuf[160];
+
+	if (!o->path) {
+		if (st->blocked)
+			put_blocked(f, w, st, "allow exec memfd", "", "");
+		else
+			fputs("allow exec memfd\n", f);
+		return;
+	}
+	if (st->blocked)
+		put_blocked(f, w, st, "allow exec ", o->path, "");
+	else
+		put_rule_or_comment(
+		    f, st, BW_ACC_R, "allow exec ", o->path,
+		    bw_learn_path_problem(o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf)));
+}
+
+/* A net rule: raw sockets, a unix name, or an address and a port. */
+static void put_net(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
+		    const struct bw_ostate *st)
+{
+	char buf[INET6_ADDRSTRLEN + 16], rule[128], pbuf[160];
+	const char *op = o->op == BW_NET_BIND ? "bind" : "connect";
+
+	if (o->op == BW_NET_RAW) {
+		if (st->blocked)
+			put_blocked(f, w, st, "allow net raw", "", "");
+		else
+			fputs("allow net raw\n", f);
+		return;
+	}
+	if (o->proto == BW_NET_UNIX) {
+		snprintf(rule, sizeof(rule), "allow net %s unix ", op);
+		if (st->blocked)
+			put_blocked(f, w, st, rule, o->path, "");
+		else
+			put_rule_or_comment(f, st, BW_ACC_R, rule, o->path,
+					    bw_learn_unix_problem(o->path, pbuf, sizeof(pbuf)));
+		return;
+	}
+	if (bw_addr_is_mapped(o->addr)) {
+		inet_ntop(AF_INET, o->addr + 12, buf, sizeof(buf));
+	} else {
+		buf[0] = '[';
+		inet_ntop(AF_INET6, o->addr, buf + 1, sizeof(buf) - 2);
+		strcat(buf, "]");
+	}
+	snprintf(rule, sizeof(rule), "allow net %s %s %s:%u", op,
+		 o->proto == BW_NET_UDP ? "udp" : "tcp", buf, o->port);
+	if (st->blocked)
+		put_blocked(f, w, st, rule, "", "");
+	else
+		fprintf(f, "%s\n", rule);
+}
+
+/* The objects of category `cat` that still need a rule, sorted by cmp, each after its
+ * "# seen" line. */
+static int write_section(FILE *f, const struct bw_wctx *w, enum bw_cat cat,
+			 int (*cmp)(const void *, const void *),
+			 void (*put)(FILE *, const struct bw_wctx *, const struct bw_lobj *,
+				     const struct bw_ostate *))
 {
 	const struct bw_lobj **v = calloc(w->s->n + 1, sizeof(*v));
+	size_t n = 0;
 
-	*n = 0;
 	if (!v)
-		return NULL;
+		return -ENOMEM;
 	for (size_t i = 0; i < w->s->n; i++)
 		if (w->s->v[i].cat == cat && (w->st[i].need & ~w->st[i].allowed))
-			v[(*n)++] = &w->s->v[i];
-	qsort(v, *n, sizeof(*v), cmp);
-	return v;
+			v[n++] = &w->s->v[i];
+	qsort(v, n, sizeof(*v), cmp);
+	if (!n)
+		fputs("# (none)\n", f);
+	for (size_t i = 0; i < n; i++) {
+		put_seen(f, v[i]->count, &v[i]->progs);
+		fputc('\n', f);
+		put(f, w, v[i], &w->st[v[i] - w->s->v]);
+	}
+	free(v);
+	return 0;
 }
 
 int bw_write_execs(FILE *f, const struct bw_wctx *w)
 {
-	size_t n, i;
-	const struct bw_lobj **v = residual(w, BW_CAT_EXEC, &n, obj_ptr_cmp_exec);
-	char pbuf[160];
-
-	if (!v)
-		return -ENOMEM;
-	if (!n)
-		fputs("# (none)\n", f);
-	for (i = 0; i < n; i++) {
-		const struct bw_lobj *o = v[i];
-		const struct bw_ostate *st = &w->st[o - w->s->v];
-
-		put_seen(f, o->count, &o->progs);
-		fputc('\n', f);
-		if (!o->path) {
-			if (st->blocked)
-				put_blocked(f, w, st, "allow exec memfd", "", "");
-			else
-				fputs("allow exec memfd\n", f);
-			continue;
-		}
-		if (st->blocked)
-			put_blocked(f, w, st, "allow exec ", o->path, "");
-		else
-			put_rule_or_comment(
-			    f, st, BW_ACC_R, "allow exec ", o->path,
-			    bw_learn_path_problem(o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf)));
-	}
-	free(v);
-	return 0;
+	return write_section(f, w, BW_CAT_EXEC, obj_ptr_cmp_exec, put_exec);
 }
 
 int bw_write_net(FILE *f, const struct bw_wctx *w)
 {
-	size_t n, i;
-	const struct bw_lobj **v = residual(w, BW_CAT_NET, &n, obj_ptr_cmp_net);
-	char buf[INET6_ADDRSTRLEN + 16], rule[128], pbuf[160];
-
-	if (!v)
-		return -ENOMEM;
-	if (!n)
-		fputs("# (none)\n", f);
-	for (i = 0; i < n; i++) {
-		const struct bw_lobj *o = v[i];
-		const struct bw_ostate *st = &w->st[o - w->s->v];
-		const char *op = o->op == BW_NET_BIND ? "bind" : "connect";
-
-		put_seen(f, o->count, &o->progs);
-		fputc('\n', f);
-		if (o->op == BW_NET_RAW) {
-			if (st->blocked)
-				put_blocked(f, w, st, "allow net raw", "", "");
-			else
-				fputs("allow net raw\n", f);
-			continue;
-		}
-		if (o->proto == BW_NET_UNIX) {
-			snprintf(rule, sizeof(rule), "allow net %s unix ", op);
-			if (st->blocked)
-				put_blocked(f, w, st, rule, o->path, "");
-			else
-				put_rule_or_comment(
-				    f, st, BW_ACC_R, rule, o->path,
-				    bw_learn_unix_problem(o->path, pbuf, sizeof(pbuf)));
-			continue;
-		}
-		if (bw_addr_is_mapped(o->addr)) {
-			inet_ntop(AF_INET, o->addr + 12, buf, sizeof(buf));
-		} else {
-			buf[0] = '[';
-			inet_ntop(AF_INET6, o->addr, buf + 1, sizeof(buf) - 2);
-			strcat(buf, "]");
-		}
-		snprintf(rule, sizeof(rule), "allow net %s %s %s:%u", op,
-			 o->proto == BW_NET_UDP ? "udp" : "tcp", buf, o->port);
-		if (st->blocked)
-			put_blocked(f, w, st, rule, "", "");
-		else
-			fprintf(f, "%s\n", rule);
-	}
-	free(v);
-	return 0;
+	return write_section(f, w, BW_CAT_NET, obj_ptr_cmp_net, put_net);
 }

@@ -86,10 +86,31 @@ out:
 	return ret;
 }
 
+static int lobj_ptr_cmp(const void *a, const void *b)
+{
+	return bw_learn_path_cmp((*(const struct bw_lobj *const *)a)->path,
+				 (*(const struct bw_lobj *const *)b)->path);
+}
+
+/* Every learned file, sorted by path: what a subtree rule would put under it. */
+static int list_files(struct bw_wctx *w)
+{
+	w->files = calloc(w->s->n + 1, sizeof(*w->files));
+	if (!w->files)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->s->n; i++)
+		if (w->s->v[i].cat == BW_CAT_FILE)
+			w->files[w->nfiles++] = &w->s->v[i];
+	qsort(w->files, w->nfiles, sizeof(*w->files), lobj_ptr_cmp);
+	return 0;
+}
+
 static void wctx_free(struct bw_wctx *w)
 {
 	bw_fold_free(w);
 	bw_cands_free(w);
+	bw_refusals_free(w);
+	free(w->files);
 	free(w->fr);
 	free(w->st);
 }
@@ -125,6 +146,7 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 
 	w.s = s;
 	w.libdir = opts->libdir;
+	w.fs = opts->fs;
 	w.min_children = opts->min_children ? opts->min_children : BW_LEARN_MIN_CHILDREN;
 	w.flags = opts->flags;
 	w.st = calloc(s->n + 1, sizeof(*w.st));
@@ -133,6 +155,8 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 	if (!w.st || !w.fr)
 		goto out;
 	ret = bw_fold_all(&w, opts->abstractions);
+	if (!ret)
+		ret = list_files(&w);
 	if (ret)
 		goto out;
 
@@ -169,10 +193,12 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 		    "# Generalised: a directory with %u or more files of one access is DIR/**.\n",
 		    w.min_children);
 	if (!(w.flags & BW_LEARN_NO_VOLATILE))
-		fputs("# Generalised: a per-run name (digits, tmpXXXXXX, hex) read is PARENT/**.\n",
+		fputs("# Generalised: a per-run name (a PID, a time, tmpXXXXXX, hex) read or\n"
+		      "# written is PARENT/**, so that the next run's names are allowed too.\n",
 		      f);
 	fputs("# Never /**, no subtree rule on a system directory, no w subtree in /usr, /etc,\n"
-	      "# /bin, /sbin, /lib, /lib64, /boot, /proc, /sys, /dev (docs/learn.md).\n",
+	      "# /bin, /sbin, /lib, /lib64, /boot, /proc, /sys, /dev, and none on, in or\n"
+	      "# above a directory of secrets (keys, credentials): see docs/learn.md.\n",
 	      f);
 	fprintf(f, "profile %s\nmode enforce\ndefault deny\n", name);
 	if (w.nfolds)
