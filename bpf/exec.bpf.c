@@ -64,9 +64,6 @@ SEC("lsm/bprm_check_security")
 int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	struct bw_cgroup *cg;
-	struct bw_scratch *s;
-	struct file *file;
-	__u32 zero = 0, flags = 0, len;
 	__u64 cgid;
 
 	if (ret)
@@ -74,11 +71,6 @@ int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 	cg = bw_governing(&cgid);
 	if (!cg)
 		return 0;
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (!s)
-		return -EACCES;
-	file = bprm->file;
-	len = bw_path_of_file(s, file, &flags);
-	return bw_decide(s, cgid, cg, &bw_exec_rules, BW_CAT_PIN_EXEC, file->f_path.dentry, true,
-			 len, flags, BW_OP_EXEC, BW_ACC_X);
+	return bw_decide_file(cgid, cg, bprm->file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
+			      BW_ACC_X);
 }

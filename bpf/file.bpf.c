@@ -27,28 +27,19 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 					 __u8 access)
 {
 	struct bw_cgroup *cg;
-	struct bw_scratch *s;
-	__u32 zero = 0, flags = 0, len;
 	__u64 cgid;
 
 	cg = bw_governing(&cgid);
 	if (!cg)
 		return 0;
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (!s)
-		return -EACCES;
-	len = bw_path_build(s, mnt, dentry, &flags);
-	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, dentry, mnt != NULL, len,
-			 flags, op, access);
+	return bw_decide_path(cgid, cg, mnt, dentry, op, access);
 }
 
 SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	struct bw_cgroup *cg;
-	struct bw_scratch *s;
 	unsigned int fmode;
-	__u32 zero = 0, flags = 0, len;
 	__u8 access = 0;
 	__u64 cgid;
 
@@ -64,12 +55,7 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 		access |= BW_ACC_W;
 	if (!access)
 		return 0;
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (!s)
-		return -EACCES;
-	len = bw_path_of_file(s, file, &flags);
-	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, file->f_path.dentry, true,
-			 len, flags, BW_OP_OPEN, access);
+	return bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access);
 }
 
 SEC("lsm/path_truncate")

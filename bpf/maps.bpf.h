@@ -26,25 +26,23 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_policies SEC(".maps");
 
-/* File rules of every policy: the longest matching prefix is the most specific rule. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, BW_MAX_FILE_KEYS);
-	__type(key, struct bw_path_key);
-	__type(value, struct bw_path_rule);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} bw_file_rules SEC(".maps");
+/*
+ * File rules and exec rules of every policy, one trie each, keyed alike: the
+ * longest matching prefix is the most specific rule. Exec rules decide with
+ * the `r` slot of their values.
+ */
+#define BW_PATH_RULES(name)                                                                        \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);                                               \
+		__uint(max_entries, BW_MAX_FILE_KEYS);                                             \
+		__type(key, struct bw_path_key);                                                   \
+		__type(value, struct bw_path_rule);                                                \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__uint(pinning, LIBBPF_PIN_BY_NAME);                                               \
+	} name SEC(".maps")
 
-/* Exec rules of every policy, keyed like file rules; the `r` slot decides. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, BW_MAX_FILE_KEYS);
-	__type(key, struct bw_path_key);
-	__type(value, struct bw_path_rule);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} bw_exec_rules SEC(".maps");
+BW_PATH_RULES(bw_file_rules);
+BW_PATH_RULES(bw_exec_rules);
 
 /* Network rules of every policy (include/bpfwarden.h explains the layout). */
 struct {
@@ -133,6 +131,14 @@ static __always_inline struct bw_cgroup *bw_governing(__u64 *cgid)
 {
 	*cgid = bpf_get_current_cgroup_id();
 	return bpf_map_lookup_elem(&bw_cgroups, cgid);
+}
+
+/* A governed cgroup's policy; NULL (the caller refuses: fail closed) if its slot is gone. */
+static __always_inline struct bw_policy *bw_policy_of(const struct bw_cgroup *cg)
+{
+	__u32 policy = cg->policy;
+
+	return bpf_map_lookup_elem(&bw_policies, &policy);
 }
 
 #endif /* BW_MAPS_BPF_H */

@@ -44,7 +44,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	struct bw_net_value *r;
 	struct bw_cgroup *cg;
 	struct bw_policy *pol;
-	__u32 policy, *a = (__u32 *)k.addr, i, n;
+	__u32 *a = (__u32 *)k.addr, i, n;
 	__u16 port, rule = 0;
 	__u8 verdict = BW_V_NONE, proto;
 	__u64 cgid;
@@ -52,8 +52,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	cg = bw_governing(&cgid);
 	if (!cg)
 		return 1;
-	policy = cg->policy;
-	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	pol = bw_policy_of(cg);
 	if (!pol)
 		return 0;
 
@@ -70,7 +69,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	}
 	if (op != BW_NOP_BIND)
 		bw_local_dest(&k);
-	k.policy = policy;
+	k.policy = cg->policy;
 	k.op = op == BW_NOP_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
 	k.proto = proto;
 	k.prefixlen = BW_NET_KEY_HEAD_BITS + 128;
@@ -106,41 +105,20 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 		    .refuse;
 }
 
-SEC("cgroup/connect4")
-int bw_connect4(struct bpf_sock_addr *ctx)
-{
-	return bw_net_check(ctx, BW_NOP_CONNECT, false);
-}
+/* Thin entry points: one per hook and address family. */
+#define BW_SOCK_ADDR_PROG(name, sec, op, v6)                                                       \
+	SEC(sec)                                                                                   \
+	int name(struct bpf_sock_addr *ctx)                                                        \
+	{                                                                                          \
+		return bw_net_check(ctx, op, v6);                                                  \
+	}
 
-SEC("cgroup/connect6")
-int bw_connect6(struct bpf_sock_addr *ctx)
-{
-	return bw_net_check(ctx, BW_NOP_CONNECT, true);
-}
-
-SEC("cgroup/sendmsg4")
-int bw_sendmsg4(struct bpf_sock_addr *ctx)
-{
-	return bw_net_check(ctx, BW_NOP_SENDMSG, false);
-}
-
-SEC("cgroup/sendmsg6")
-int bw_sendmsg6(struct bpf_sock_addr *ctx)
-{
-	return bw_net_check(ctx, BW_NOP_SENDMSG, true);
-}
-
-SEC("cgroup/bind4")
-int bw_bind4(struct bpf_sock_addr *ctx)
-{
-	return bw_net_check(ctx, BW_NOP_BIND, false);
-}
-
-SEC("cgroup/bind6")
-int bw_bind6(struct bpf_sock_addr *ctx)
-{
-	return bw_net_check(ctx, BW_NOP_BIND, true);
-}
+BW_SOCK_ADDR_PROG(bw_connect4, "cgroup/connect4", BW_NOP_CONNECT, false)
+BW_SOCK_ADDR_PROG(bw_connect6, "cgroup/connect6", BW_NOP_CONNECT, true)
+BW_SOCK_ADDR_PROG(bw_sendmsg4, "cgroup/sendmsg4", BW_NOP_SENDMSG, false)
+BW_SOCK_ADDR_PROG(bw_sendmsg6, "cgroup/sendmsg6", BW_NOP_SENDMSG, true)
+BW_SOCK_ADDR_PROG(bw_bind4, "cgroup/bind4", BW_NOP_BIND, false)
+BW_SOCK_ADDR_PROG(bw_bind6, "cgroup/bind6", BW_NOP_BIND, true)
 
 /*
  * Raw IP sockets (any kernel: inet_create runs this program). Packet sockets
@@ -152,7 +130,6 @@ int bw_sock_create(struct bpf_sock *ctx)
 	struct bw_net_obj obj = {};
 	struct bw_cgroup *cg;
 	struct bw_policy *pol;
-	__u32 policy;
 	__u8 verdict;
 	__u64 cgid;
 
@@ -161,8 +138,7 @@ int bw_sock_create(struct bpf_sock *ctx)
 	cg = bw_governing(&cgid);
 	if (!cg)
 		return 1;
-	policy = cg->policy;
-	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	pol = bw_policy_of(cg);
 	if (!pol)
 		return 0;
 	verdict = pol->net_raw ? pol->net_raw : pol->default_net;

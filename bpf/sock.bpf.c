@@ -27,7 +27,6 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	struct bw_net_obj obj = {};
 	struct bw_cgroup *cg;
 	struct bw_policy *pol;
-	__u32 policy;
 	__u64 cgid;
 	__u8 verdict;
 
@@ -38,8 +37,7 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	cg = bw_governing(&cgid);
 	if (!cg)
 		return 0;
-	policy = cg->policy;
-	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	pol = bw_policy_of(cg);
 	if (!pol)
 		return -EPERM;
 	verdict = pol->net_raw ? pol->net_raw : pol->default_net;
@@ -114,7 +112,7 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 	__u16 rule = 0;
 	__u8 verdict;
 
-	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	pol = bw_policy_of(cg);
 	if (!pol)
 		return -EPERM;
 	u->policy = policy;
@@ -185,7 +183,35 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock 
 	return 0;
 }
 
-static __always_inline int bw_unix_peer(struct sock *other, __u8 evop)
+/* The name asked for in a bind(2) into u->name ("@" + abstract name, or the path). */
+static __always_inline int bw_unix_bind_name(struct bw_unix_key *u, struct sockaddr *address,
+					     int addrlen, __u32 *len)
+{
+	__u64 n;
+
+	__builtin_memset(u->name, 0, sizeof(u->name));
+	n = (__u64)addrlen - 2;
+	if (n > BW_UNIX_NAME - 1)
+		n = BW_UNIX_NAME - 1;
+	barrier_var(n);
+	bpf_probe_read_kernel(u->name, n, (char *)address + 2);
+	if (u->name[0] == '\0') {
+		/* abstract: "@" and the name after the leading NUL */
+		u->name[0] = '@';
+		*len = n;
+	} else {
+		n = bpf_probe_read_kernel_str(u->name, BW_UNIX_NAME, (char *)address + 2);
+		*len = (long)n > 0 ? n - 1 : 0;
+	}
+	return 0;
+}
+
+/*
+ * A unix socket operation by a governed process: on the peer really reached
+ * (connect, send), or on the name asked for (bind: peer is NULL).
+ */
+static __always_inline int bw_unix_check(struct sock *peer, struct sockaddr *address, int addrlen,
+					 __u8 evop)
 {
 	struct bw_unix_key *u;
 	struct bw_cgroup *cg;
@@ -198,9 +224,9 @@ static __always_inline int bw_unix_peer(struct sock *other, __u8 evop)
 	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
 	if (!u)
 		return -EPERM;
-	if (bw_unix_peer_name(u, other, &len))
+	if (peer ? bw_unix_peer_name(u, peer, &len) : bw_unix_bind_name(u, address, addrlen, &len))
 		return 0;
-	return bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len);
+	return bw_unix_decide(u, cgid, cg, peer ? BW_NOP_CONNECT : BW_NOP_BIND, evop, len);
 }
 
 SEC("lsm/unix_stream_connect")
@@ -208,7 +234,7 @@ int BPF_PROG(bw_unix_connect, struct sock *sock, struct sock *other, struct sock
 {
 	if (ret)
 		return ret;
-	return bw_unix_peer(other, BW_OP_CONNECT);
+	return bw_unix_check(other, NULL, 0, BW_OP_CONNECT);
 }
 
 SEC("lsm/unix_may_send")
@@ -216,40 +242,15 @@ int BPF_PROG(bw_unix_send, struct socket *sock, struct socket *other, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_unix_peer(BPF_CORE_READ(other, sk), BW_OP_SENDMSG);
+	return bw_unix_check(BPF_CORE_READ(other, sk), NULL, 0, BW_OP_SENDMSG);
 }
 
 SEC("lsm/socket_bind")
 int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
-	struct bw_unix_key *u;
-	struct bw_cgroup *cg;
-	__u32 zero = 0, len;
-	__u64 cgid, n;
-
 	if (ret)
 		return ret;
 	if (BPF_CORE_READ(address, sa_family) != AF_UNIX || addrlen <= 2)
 		return 0;
-	cg = bw_governing(&cgid);
-	if (!cg)
-		return 0;
-	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
-	if (!u)
-		return -EPERM;
-	__builtin_memset(u->name, 0, sizeof(u->name));
-	n = (__u64)addrlen - 2;
-	if (n > BW_UNIX_NAME - 1)
-		n = BW_UNIX_NAME - 1;
-	barrier_var(n);
-	bpf_probe_read_kernel(u->name, n, (char *)address + 2);
-	if (u->name[0] == '\0') {
-		/* abstract: "@" and the name after the leading NUL */
-		u->name[0] = '@';
-		len = n;
-	} else {
-		len = bpf_probe_read_kernel_str(u->name, BW_UNIX_NAME, (char *)address + 2);
-		len = len > 0 ? len - 1 : 0;
-	}
-	return bw_unix_decide(u, cgid, cg, BW_NOP_BIND, BW_OP_BIND, len);
+	return bw_unix_check(NULL, address, addrlen, BW_OP_BIND);
 }

@@ -9,23 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_check.h"
+#include "cli.h"
 #include "profile.h"
 
 #ifndef BW_PROFILE_LIBDIR
 #define BW_PROFILE_LIBDIR NULL
 #endif
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: bpfwarden check FILE...\n"
-		"Validate profiles: errors and warnings are printed as\n"
-		"FILE:LINE:COL: error: MESSAGE; exit status 1 if any profile has an error.\n"
-		"Includes are looked up next to the including file, then in the profile\n"
-		"library: $BPFWARDEN_PROFILE_DIR if set, else %s.\n",
-		BW_PROFILE_LIBDIR ? BW_PROFILE_LIBDIR : "(none)");
-}
 
 /* The profile library: the environment overrides the built-in directory. */
 static const char *libdir(void)
@@ -54,34 +43,13 @@ static int check_one(const char *path, const char *lib)
 	return err ? 1 : 0;
 }
 
-int cmd_check(int argc, char **argv)
+static int check(struct bw_opts *o)
 {
 	const char *lib = libdir();
-	int first = 1, ret = 0;
+	int ret = 0;
 
-	for (; first < argc; first++) {
-		const char *a = argv[first];
-		if (strcmp(a, "--") == 0) {
-			first++;
-			break;
-		}
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			usage(stdout);
-			return 0;
-		}
-		if (a[0] != '-' || a[1] == '\0')
-			break;
-		fprintf(stderr, "bpfwarden check: unknown option '%s'\n", a);
-		usage(stderr);
-		return 2;
-	}
-	if (first >= argc) {
-		fprintf(stderr, "bpfwarden check: no profile given\n");
-		usage(stderr);
-		return 2;
-	}
-	for (int i = first; i < argc; i++) {
-		if (check_one(argv[i], lib))
+	for (int i = 0; i < o->nargs; i++) {
+		if (check_one(o->args[i], lib))
 			ret = 1;
 	}
 	/* Results go to a pipe as often as to a terminal: make sure they left. */
@@ -91,3 +59,42 @@ int cmd_check(int argc, char **argv)
 	}
 	return ret;
 }
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct bw_opts *o = st->input;
+
+	if (key == ARGP_KEY_END && !o->nargs) {
+		argp_error(st, "no profile given");
+		return EINVAL;
+	}
+	return bw_parse_opt(key, arg, st);
+}
+
+/* The profile library is known at run time only: the help's last words say where it is. */
+static char *help_filter(int key, const char *text, void *input)
+{
+	char *out;
+
+	if (key != ARGP_KEY_HELP_POST_DOC)
+		return (char *)text;
+	if (asprintf(&out, "%s%s.", text, libdir() ? libdir() : "(none)") < 0)
+		return NULL;
+	return out;
+}
+
+static const struct argp_option options[] = {BW_OPTS_COMMON};
+
+static const struct argp argp = {
+    options,
+    parse,
+    "FILE...",
+    "Validate profiles. With their includes; nothing is loaded, no privilege is needed.\v"
+    "Errors and warnings are printed as FILE:LINE:COL: error: MESSAGE, and a line "
+    "`FILE: ok (N rules)` for each valid profile; exit status 1 if any profile has an "
+    "error. Includes are looked up next to the including file, then in the profile "
+    "library ($BPFWARDEN_PROFILE_DIR if set, else the built-in one), here ",
+    NULL,
+    help_filter};
+
+const struct bw_command bw_cmd_check = {"check", &argp, check, 0};

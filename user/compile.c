@@ -8,6 +8,7 @@
  * ancestor key; at equal specificity a deny wins.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,9 @@ static void merge_one(__u8 *verdict, __u16 *rule, __u8 v, __u16 id)
 	}
 }
 
-static void merge(struct bw_path_rule *val, unsigned access, enum bw_rule_verdict verdict, __u16 id)
+static void merge(struct bw_path_rule *val, unsigned access, enum bw_verdict verdict, __u16 id)
 {
-	__u8 v = verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+	__u8 v = verdict;
 
 	if (access & BW_ACC_R)
 		merge_one(&val->verdict_r, &val->rule_r, v, id);
@@ -61,7 +62,7 @@ static void merge(struct bw_path_rule *val, unsigned access, enum bw_rule_verdic
 
 /* Append a key for one rule; equal keys are merged after sorting. */
 static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char *path, char term,
-		   unsigned access, enum bw_rule_verdict verdict, __u16 id)
+		   unsigned access, enum bw_verdict verdict, __u16 id)
 {
 	size_t len = strlen(path);
 	struct bw_file_entry *e;
@@ -99,13 +100,9 @@ static size_t fold_equal(struct bw_file_entry *v, size_t n)
 			struct bw_path_rule *into = &v[out - 1].val, *from = &v[i].val;
 
 			if (from->verdict_r)
-				merge(into, BW_ACC_R,
-				      from->verdict_r == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
-				      from->rule_r);
+				merge(into, BW_ACC_R, from->verdict_r, from->rule_r);
 			if (from->verdict_w)
-				merge(into, BW_ACC_W,
-				      from->verdict_w == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
-				      from->rule_w);
+				merge(into, BW_ACC_W, from->verdict_w, from->rule_w);
 			continue;
 		}
 		if (out != i)
@@ -287,7 +284,7 @@ static int net_add(struct bw_compiled *c, size_t *cap, int op, int proto, const 
 	pr->lo = r->net.port_lo;
 	pr->hi = r->net.port_hi;
 	pr->rule = id;
-	pr->verdict = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+	pr->verdict = r->verdict;
 	return 0;
 }
 
@@ -295,7 +292,7 @@ static int net_add(struct bw_compiled *c, size_t *cap, int op, int proto, const 
 static int unix_add(struct bw_compiled *c, const struct bw_rule *r, __u16 id)
 {
 	struct bw_unix_entry e = {}, *x, *nv;
-	__u8 v = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+	__u8 v = r->verdict;
 	size_t i;
 
 	e.key.op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
@@ -354,7 +351,7 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			continue;
 		}
 		op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
-		proto = r->net.proto == BW_NET_UDP ? 17 : 6;
+		proto = r->net.proto == BW_NET_UDP ? IPPROTO_UDP : IPPROTO_TCP;
 		if (r->net.localhost) {
 			ret = net_add(c, &cap, op, proto, mapped_lo, 104, r, id);
 			if (!ret)
@@ -444,19 +441,17 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	out->policy.default_file =
-	    p->defaults[BW_CAT_FILE] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
-	out->policy.default_exec =
-	    p->defaults[BW_CAT_EXEC] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
-	out->policy.default_net = p->defaults[BW_CAT_NET] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
-	out->policy.on_deny = p->on_deny == BW_PON_DENY_KILL ? BW_ON_DENY_KILL : BW_ON_DENY_LOG;
+	out->policy.default_file = p->defaults[BW_CAT_FILE];
+	out->policy.default_exec = p->defaults[BW_CAT_EXEC];
+	out->policy.default_net = p->defaults[BW_CAT_NET];
+	out->policy.on_deny = p->on_deny;
 
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 
 		/* `net raw` is one object too. */
 		if (r->cat == BW_CAT_NET && r->net.op == BW_NET_RAW) {
-			__u8 v = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+			__u8 v = r->verdict;
 
 			if (!out->policy.net_raw || (v == BW_V_DENY && out->policy.net_raw != v)) {
 				out->policy.net_raw = v;
@@ -465,7 +460,7 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 		}
 		/* `memfd` is one object: deny wins, the earliest rule is reported. */
 		if (r->cat == BW_CAT_EXEC && r->file.memfd) {
-			if (r->verdict == BW_RULE_DENY) {
+			if (r->verdict == BW_V_DENY) {
 				if (!out->policy.exec_memfd_rule || out->policy.exec_memfd)
 					out->policy.exec_memfd_rule = (__u16)(i + 1);
 				out->policy.exec_memfd = 0;

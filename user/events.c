@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "event_line.h"
 #include "events.h"
 #include "jsonw.h"
+#include "mounts.h"
 #include "util.h"
 
 static int64_t boot_to_real(void)
@@ -86,30 +88,32 @@ static void kill_cgroup(struct bw_events *e)
 		bw_events_agent(e, "on-deny kill: killed every process of the governed cgroup");
 }
 
+struct dev_mount {
+	dev_t dev;
+	char *out;
+	size_t len;
+};
+
+static int is_dev_root(const struct bw_mount *m, void *arg)
+{
+	struct dev_mount *d = arg;
+
+	if (m->dev != d->dev || strcmp(m->root, "/"))
+		return 0;
+	snprintf(d->out, d->len, "%s", strcmp(m->target, "/") ? m->target : "");
+	return 1;
+}
+
 /*
  * Where the file system of a kernel dev_t is mounted (at its own root) in our
  * mount namespace, for events whose hook had no mount to name the path by.
  */
 static int mount_of_dev(uint32_t dev, char *out, size_t len)
 {
-	unsigned maj = bw_dev_major(dev), min = bw_dev_minor(dev), a, b;
-	char line[8192], root[PATH_MAX], mnt[PATH_MAX];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int ret = -ENOENT;
+	struct dev_mount d = {makedev(bw_dev_major(dev), bw_dev_minor(dev)), out, len};
+	int ret = bw_mounts_each(is_dev_root, &d);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*s %*s %u:%u %4095s %4095s", &a, &b, root, mnt) != 4)
-			continue;
-		if (a == maj && b == min && !strcmp(root, "/")) {
-			snprintf(out, len, "%s", strcmp(mnt, "/") ? mnt : "");
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
+	return ret == 1 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
 static int handle(void *ctx, void *data, size_t size)

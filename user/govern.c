@@ -15,21 +15,36 @@
 #include "cgroup.h"
 #include "govern.h"
 #include "pins.h"
+#include "probe.h"
 #include "util.h"
 
-int bw_slot_referenced(struct bw_maps *m, uint32_t slot)
+int bw_governed_each(struct bw_maps *m, bw_governed_fn fn, void *arg)
 {
 	uint64_t key, next;
 	struct bw_cgroup v;
-	int first = 1;
+	int first = 1, ret;
 
 	while (!bpf_map_get_next_key(m->cgroups, first ? NULL : &key, &next)) {
 		first = 0;
 		key = next;
-		if (!bpf_map_lookup_elem(m->cgroups, &key, &v) && v.policy == slot)
-			return 1;
+		if (bpf_map_lookup_elem(m->cgroups, &key, &v))
+			continue; /* let go meanwhile */
+		ret = fn(key, &v, arg);
+		if (ret)
+			return ret;
 	}
 	return 0;
+}
+
+static int uses_slot(uint64_t id, const struct bw_cgroup *v, void *arg)
+{
+	return v->policy == *(uint32_t *)arg;
+}
+
+/* Is any governed cgroup using slot? */
+static int slot_referenced(struct bw_maps *m, uint32_t slot)
+{
+	return bw_governed_each(m, uses_slot, &slot);
 }
 
 /* Delete every key of a map whose policy field (psize bytes at offset) equals slot. */
@@ -68,7 +83,7 @@ static void delete_policy_keys(int fd, size_t key_size, size_t offset, size_t ps
 	free(dead);
 }
 
-int bw_slot_release(struct bw_maps *m, uint32_t id)
+static int slot_release(struct bw_maps *m, uint32_t id)
 {
 	struct bw_policy empty = {};
 
@@ -95,7 +110,7 @@ static int slot_free(struct bw_maps *m, uint32_t id)
 		return 0;
 	if (!p.in_use)
 		return 1;
-	if (p.owner_pid && kill(p.owner_pid, 0) && errno == ESRCH && !bw_slot_referenced(m, id)) {
+	if (p.owner_pid && kill(p.owner_pid, 0) && errno == ESRCH && !slot_referenced(m, id)) {
 		bw_dbg("reclaiming policy slot %u of dead agent %u", id, p.owner_pid);
 		return 1;
 	}
@@ -216,7 +231,7 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 		goto out;
 	}
 	/* Leftovers of a dead owner go before the slot is reused. */
-	bw_slot_release(m, id);
+	slot_release(m, id);
 	ret = zero_counters(m, id);
 	if (ret)
 		goto out;
@@ -243,8 +258,11 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	}
 	rb = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bw_rb", 0, 0, BW_RINGBUF_SIZE, NULL);
 	if (rb < 0) {
+		const char *caps = bw_caps_missing(BW_NEED_BPF);
+
 		ret = -errno;
-		bw_err("cannot create the event ring buffer: %s", strerror(-ret));
+		bw_err("cannot create the event ring buffer: %s",
+		       ret == -EPERM && caps ? caps : strerror(-ret));
 		goto fail;
 	}
 	if (bpf_map_update_elem(m->rbufs, &id, &rb, BPF_ANY)) {
@@ -257,73 +275,166 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	ret = 0;
 	goto out;
 fail:
-	bw_slot_release(m, id);
+	slot_release(m, id);
 out:
 	bw_unlock(m);
 	return ret;
 }
 
+int bw_slot_put(struct bw_maps *m, uint32_t id)
+{
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	ret = slot_referenced(m, id) ? -EBUSY : slot_release(m, id);
+	bw_unlock(m);
+	return ret;
+}
+
+int bw_governor(struct bw_maps *m, uint64_t cgroup_id, struct bw_cgroup *out)
+{
+	return bpf_map_lookup_elem(m->cgroups, &cgroup_id, out) ? -ENOENT : 0;
+}
+
+/* What a walk over a subtree does to each cgroup's entry. */
 struct govern_arg {
 	struct bw_maps *m;
-	struct bw_cgroup v;
-	int ret;
+	struct bw_cgroup v; /* the entry to write */
+	uint64_t skip_id;   /* govern_all: left alone */
+	const char *skip;   /* govern_all: a subtree left alone */
+	uint32_t slot;	    /* ungovern: whose entries go; UINT32_MAX: the first found's */
+	int n;		    /* entries written or removed */
 };
+
+/* Point one cgroup at the slot, replacing what was there (govern) or not (govern_all). */
+static int put(struct govern_arg *a, const char *path, uint64_t id, __u64 flags)
+{
+	if (!bpf_map_update_elem(a->m->cgroups, &id, &a->v, flags)) {
+		a->n++;
+		return 0;
+	}
+	if (errno == EEXIST && flags == BPF_NOEXIST)
+		return 0;
+	bw_err("cannot govern %s: %s (at most %d governed cgroups)", path, strerror(errno),
+	       BW_MAX_CGROUPS);
+	return -errno;
+}
 
 static int govern_fn(const char *path, uint64_t id, void *arg)
 {
+	return put(arg, path, id, BPF_ANY);
+}
+
+int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+	      struct bw_cgroup *cur)
+{
+	struct govern_arg a = {.m = m, .v = {.policy = slot, .mode = mode}};
+	struct bw_cgroup v;
+	uint64_t id;
+	int ret;
+
+	ret = bw_cgroup_id(dir, &id);
+	if (ret)
+		return ret;
+	ret = bw_lock(m);
+	if (ret)
+		return ret;
+	if (!bw_governor(m, id, &v)) {
+		if (cur)
+			*cur = v;
+		ret = -EEXIST;
+	} else {
+		ret = bw_cgroup_walk(dir, govern_fn, &a);
+	}
+	bw_unlock(m);
+	return ret;
+}
+
+/* Governed already (by anyone) stays as it is: another session's cgroups stay its own. */
+static int govern_all_fn(const char *path, uint64_t id, void *arg)
+{
 	struct govern_arg *a = arg;
 
-	if (bpf_map_update_elem(a->m->cgroups, &id, &a->v, BPF_ANY)) {
-		a->ret = -errno;
-		bw_err("cannot govern %s: %s (at most %d governed cgroups)", path, strerror(errno),
-		       BW_MAX_CGROUPS);
-		return a->ret;
-	}
+	if (!strcmp(path, a->skip))
+		return BW_WALK_PRUNE;
+	if (id == a->skip_id)
+		return 0;
+	return put(a, path, id, BPF_NOEXIST);
+}
+
+int bw_govern_all(struct bw_maps *m, const char *root, uint32_t slot, enum bw_mode mode,
+		  const char *skip_subtree, uint64_t skip_cgroup, int *n)
+{
+	struct govern_arg a = {.m = m,
+			       .v = {.policy = slot, .mode = mode},
+			       .skip_id = skip_cgroup,
+			       .skip = skip_subtree ? skip_subtree : ""};
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	ret = bw_cgroup_walk(root, govern_all_fn, &a);
+	bw_unlock(m);
+	*n = a.n;
+	return ret;
+}
+
+/* Each entry is one value written at once: the kernel sees the old mode or the new. */
+static int mode_fn(const char *path, uint64_t id, void *arg)
+{
+	struct govern_arg *a = arg;
+	struct bw_cgroup v;
+
+	if (bw_governor(a->m, id, &v))
+		return 0;
+	v.mode = a->v.mode;
+	if (bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_EXIST))
+		return errno == ENOENT ? 0 : -errno;
+	a->n++;
 	return 0;
 }
 
-int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, uint8_t mode)
+int bw_govern_set_mode(struct bw_maps *m, const char *dir, enum bw_mode mode, int *n)
 {
-	struct govern_arg a = {.m = m};
+	struct govern_arg a = {.m = m, .v = {.mode = mode}};
+	int ret = bw_lock(m);
 
-	a.v.policy = slot;
-	a.v.mode = mode;
-	return bw_cgroup_walk(dir, govern_fn, &a);
+	if (ret)
+		return ret;
+	ret = bw_cgroup_walk(dir, mode_fn, &a);
+	bw_unlock(m);
+	*n = a.n;
+	return ret ? ret : a.n ? 0 : -ENOENT;
 }
-
-struct ungovern_arg {
-	struct bw_maps *m;
-	int found;
-	uint32_t slot;
-};
 
 /* Let go of the entries of one slot only: another session may govern a cgroup below. */
 static int ungovern_fn(const char *path, uint64_t id, void *arg)
 {
-	struct ungovern_arg *a = arg;
+	struct govern_arg *a = arg;
 	struct bw_cgroup v;
 
-	if (bpf_map_lookup_elem(a->m->cgroups, &id, &v))
+	if (bw_governor(a->m, id, &v))
 		return 0;
-	if (!a->found) {
-		a->found = 1;
-		if (a->slot == UINT32_MAX)
-			a->slot = v.policy;
-	}
-	if (v.policy == a->slot)
-		bpf_map_delete_elem(a->m->cgroups, &id);
+	if (a->slot == UINT32_MAX)
+		a->slot = v.policy;
+	if (v.policy == a->slot && !bpf_map_delete_elem(a->m->cgroups, &id))
+		a->n++;
 	return 0;
 }
 
 int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot)
 {
-	struct ungovern_arg a = {.m = m, .slot = slot && *slot != UINT32_MAX ? *slot : UINT32_MAX};
-	int ret;
+	struct govern_arg a = {.m = m, .slot = slot ? *slot : UINT32_MAX};
+	int ret = bw_lock(m);
 
-	ret = bw_cgroup_walk(dir, ungovern_fn, &a);
 	if (ret)
 		return ret;
-	if (!a.found)
+	ret = bw_cgroup_walk(dir, ungovern_fn, &a);
+	bw_unlock(m);
+	if (ret)
+		return ret;
+	if (!a.n)
 		return -ENOENT;
 	if (slot)
 		*slot = a.slot;

@@ -15,6 +15,7 @@
 
 #include <bpf/bpf.h>
 
+#include "mounts.h"
 #include "pins.h"
 #include "util.h"
 
@@ -98,8 +99,8 @@ static void plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_
 			    cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
 		}
 		pr = &c->pins[j];
-		pr->deny |= r->verdict == BW_RULE_DENY;
-		pr->subtree |= r->file.subtree && r->verdict == BW_RULE_DENY;
+		pr->deny |= r->verdict == BW_V_DENY;
+		pr->subtree |= r->file.subtree && r->verdict == BW_V_DENY;
 		pr->dir |= r->file.subtree;
 	}
 	/* Values come from the trie: the same for every rule on one path. */
@@ -201,31 +202,32 @@ static int scan_links(struct link_scan *s, const char *dir)
 	return s->ret;
 }
 
+struct mount_pins {
+	struct bw_pin_set *ps;
+	const struct bw_compiled *c;
+	uint32_t policy;
+};
+
+static int mount_pin(const struct bw_mount *m, void *arg)
+{
+	struct mount_pins *mp = arg;
+	struct bw_inode_pin pin;
+	struct stat st;
+
+	if (stat(m->target, &st))
+		return 0;
+	pin = pin_values(mp->c->files, mp->c->nfiles, m->target, 1);
+	pin.self.flags |= BW_PIN_MOUNT;
+	pin.below.flags |= BW_PIN_MOUNT;
+	return pin_add(mp->ps, &st, mp->policy, BW_CAT_PIN_FILE, &pin);
+}
+
 /* Mount roots, for attribute changes that reach no path hook (BW_PIN_MOUNT). */
 static int add_mount_pins(struct bw_pin_set *ps, const struct bw_compiled *c, uint32_t policy)
 {
-	char line[8192];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int ret = 0;
+	struct mount_pins mp = {ps, c, policy};
 
-	if (!f)
-		return -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		char mnt[PATH_MAX];
-		struct bw_inode_pin pin;
-		struct stat st;
-
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 || strchr(mnt, '\\'))
-			continue;
-		if (stat(mnt, &st))
-			continue;
-		pin = pin_values(c->files, c->nfiles, mnt, 1);
-		pin.self.flags |= BW_PIN_MOUNT;
-		pin.below.flags |= BW_PIN_MOUNT;
-		ret = pin_add(ps, &st, policy, BW_CAT_PIN_FILE, &pin);
-	}
-	fclose(f);
-	return ret;
+	return bw_mounts_each(mount_pin, &mp);
 }
 
 int bw_pins_resolve(const struct bw_compiled *c, uint32_t policy, struct bw_pin_set *ps)

@@ -53,7 +53,7 @@ static void check_profile(const struct bw_profile *p)
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 		require(r->origin.file && r->origin.line > 0 && r->origin.col > 0);
-		require(r->verdict == BW_RULE_ALLOW || r->verdict == BW_RULE_DENY);
+		require(r->verdict == BW_V_ALLOW || r->verdict == BW_V_DENY);
 		switch (r->cat) {
 		case BW_CAT_FILE:
 			require(r->file.access && !(r->file.access & ~(BW_ACC_R | BW_ACC_W)));
@@ -136,7 +136,7 @@ static void check_compiled(const struct bw_profile *p, const struct bw_compiled 
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 
-		if (r->cat == BW_CAT_NET || !r->file.path || r->verdict != BW_RULE_DENY)
+		if (r->cat == BW_CAT_NET || !r->file.path || r->verdict != BW_V_DENY)
 			continue;
 		check_deny_rule(c, r);
 		deny_file |= r->cat == BW_CAT_FILE;
