@@ -125,12 +125,9 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		 * only subtree keys can match.
 		 */
 		s->key.policy = policy;
-		if (len < BW_KEY_PATH_MAX) {
+		if (len < BW_KEY_PATH_MAX)
 			s->key.path[len] = '\0';
-			s->key.prefixlen = BW_PATH_KEY_HEAD_BITS + (len + 1) * 8;
-		} else {
-			s->key.prefixlen = BW_PATH_KEY_HEAD_BITS + BW_KEY_PATH_MAX * 8;
-		}
+		s->key.prefixlen = bw_path_key_bits(len);
 		r = bpf_map_lookup_elem(rules, &s->key);
 		if (access & (BW_ACC_R | BW_ACC_X))
 			bw_decide_access(&d, r ? r->verdict_r : BW_V_NONE, r ? r->rule_r : 0,

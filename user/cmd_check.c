@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * `bpfwarden check FILE...`: parse each profile with its includes, print
- * every diagnostic, and say which profiles are valid. Loads nothing into
- * the kernel and needs no privilege.
+ * `bpfwarden check FILE...`: parse each profile with its includes and
+ * compile it as `run` would (so a profile over a kernel limit fails here,
+ * not at load), print every diagnostic, and say which profiles are valid.
+ * Loads nothing into the kernel and needs no privilege.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compile.h"
 #include "profile.h"
 
 #ifndef BW_PROFILE_LIBDIR
@@ -34,10 +36,20 @@ static int check_one(const char *path, const char *lib)
 
 	err = bw_profile_load(path, lib, &p, &diags);
 	bw_diags_print(stderr, &diags);
+	if (err == 0) {
+		/* What the kernel's maps cannot hold is found by compiling, as run would. */
+		struct bw_compiled c;
+		char msg[512] = "";
+
+		err = bw_compile(p, &c, msg, sizeof(msg));
+		if (err)
+			fprintf(stderr, "%s\n", msg[0] ? msg : strerror(-err));
+		bw_compiled_free(&c);
+	} else if (err != -EINVAL || diags.nerrors == 0) {
+		fprintf(stderr, "bpfwarden check: %s: %s\n", path, strerror(-err));
+	}
 	if (err == 0)
 		printf("%s: ok (%zu rules)\n", path, p->nrules);
-	else if (err != -EINVAL || diags.nerrors == 0)
-		fprintf(stderr, "bpfwarden check: %s: %s\n", path, strerror(-err));
 	bw_profile_free(p);
 	bw_diags_free(&diags);
 	return err ? 1 : 0;

@@ -208,8 +208,8 @@ static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_fil
 			ret = add_key(v, n, &cap, r->file.path, '\0', access, r->verdict, id);
 		}
 		if (ret) {
-			snprintf(err, errlen, "%s:%d: cannot compile rule: %s", r->origin.file,
-				 r->origin.line, strerror(-ret));
+			snprintf(err, errlen, "%s:%d:%d: error: cannot compile rule: %s",
+				 r->origin.file, r->origin.line, r->origin.col, strerror(-ret));
 			return ret;
 		}
 	}
@@ -367,8 +367,9 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 		}
 		if (ret == -E2BIG)
 			snprintf(err, errlen,
-				 "%s:%d: more than %d port ranges on one address prefix",
-				 r->origin.file, r->origin.line, BW_NET_RANGES);
+				 "%s:%d:%d: error: more than %d port ranges on one address "
+				 "prefix (a kernel limit, BW_NET_RANGES)",
+				 r->origin.file, r->origin.line, r->origin.col, BW_NET_RANGES);
 	}
 	if (ret)
 		return ret;
@@ -397,11 +398,11 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			qsort(own.r, own.n, sizeof(own.r[0]), range_cmp);
 			for (k = 0; k < own.n; k++) {
 				if (e->val.n == BW_NET_RANGES) {
-					snprintf(
-					    err, errlen,
-					    "more than %d port ranges apply to one address prefix "
-					    "(with those of the prefixes around it)",
-					    BW_NET_RANGES);
+					snprintf(err, errlen,
+						 "%s: error: more than %d port ranges apply to one "
+						 "address prefix (with those of the prefixes around "
+						 "it; a kernel limit, BW_NET_RANGES)",
+						 p->path ? p->path : "(profile)", BW_NET_RANGES);
 					ret = -E2BIG;
 					break;
 				}

@@ -20,7 +20,6 @@ struct ring_buffer;
 struct bw_events {
 	int log_fd;
 	const struct bw_profile *profile; /* rule ids index its rules */
-	const char *mode;		  /* no longer read: each record carries its mode */
 	char cgroup_dir[PATH_MAX];	  /* the governed cgroup (absolute) */
 	uint64_t cgroup_id;
 	uint32_t slot;

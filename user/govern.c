@@ -145,7 +145,7 @@ static int write_net(struct bw_maps *m, const struct bw_compiled *c, uint32_t id
 		struct bw_net_key k = c->nets[i].key;
 
 		k.policy = id;
-		k.prefixlen = 64 + c->nets[i].key.prefixlen;
+		k.prefixlen = BW_NET_KEY_HEAD_BITS + c->nets[i].key.prefixlen;
 		if (bpf_map_update_elem(m->net_rules, &k, &c->nets[i].val, BPF_ANY)) {
 			int ret = -errno;
 

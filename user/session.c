@@ -106,7 +106,6 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	}
 	s->ev.log_fd = s->log_fd;
 	s->ev.profile = s->profile;
-	s->ev.mode = bw_mode_name(s->mode);
 	s->ev.slot = s->slot.id;
 	s->ev.maps = &s->maps;
 	s->ev.kill_on_deny = s->compiled.policy.on_deny == BW_ON_DENY_KILL;
@@ -249,8 +248,12 @@ void bw_session_end(struct bw_session *s)
 	bw_session_drain(s);
 	if (s->governing && !access(s->cgdir, F_OK)) {
 		uint32_t slot = s->slot.id;
+		int ret = bw_ungovern(&s->maps, s->cgdir, &slot);
 
-		bw_ungovern(&s->maps, s->cgdir, &slot);
+		/* -ENOENT: let go already (detach, or the cgroup went with its last process). */
+		if (ret && ret != -ENOENT)
+			bw_err("cannot let %s go: %s (it stays governed; `bpfwarden detach` it)",
+			       s->cgdir, strerror(-ret));
 	}
 	/* Another command may have re-governed cgroups with our slot; it stays then. */
 	if (s->installed)

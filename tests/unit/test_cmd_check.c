@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpfwarden.h"
 #include "cli.h"
 
 #include "helpers.h"
@@ -167,6 +168,33 @@ START_TEST(invalid)
 }
 END_TEST
 
+/* Valid language, but over what the kernel's maps hold: check says so, as run would. */
+START_TEST(over_a_kernel_limit)
+{
+	char path[] = "/tmp/bw-check-limit-XXXXXX", want[600];
+	struct run res;
+	FILE *f;
+	int fd, i;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "profile limits\ndefault deny net\n");
+	for (i = 0; i <= BW_NET_RANGES; i++)
+		fprintf(f, "allow net connect tcp 127.0.0.1:%d\n", 1000 + i);
+	fclose(f);
+	RUN(&res, path);
+	ck_assert_int_eq(res.ret, 1);
+	ck_assert_str_eq(res.out, "");
+	snprintf(want, sizeof(want), "%s:%d:1: error: more than %d port ranges", path,
+		 3 + BW_NET_RANGES, BW_NET_RANGES);
+	ck_assert_msg(strncmp(res.err, want, strlen(want)) == 0, "stderr: %s", res.err);
+	run_free(&res);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(warnings_only)
 {
 	struct run res;
@@ -292,6 +320,7 @@ Suite *cmd_check_suite(void)
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, valid);
 	tcase_add_test(tc, invalid);
+	tcase_add_test(tc, over_a_kernel_limit);
 	tcase_add_test(tc, warnings_only);
 	tcase_add_test(tc, library_dir);
 	tcase_add_test(tc, numbers_and_order);
