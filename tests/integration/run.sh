@@ -16,4 +16,6 @@ for suite in tests/integration/test_file.py tests/integration/test_exec.py tests
 	echo "== $suite"
 	/usr/bin/python3 "$suite" --skip-unknown "$@" || status=1
 done
+# The escape corpus: hostile routes around a profile (docs/threat-model.md).
+tests/escape/run.sh "$@" || status=1
 exit $status

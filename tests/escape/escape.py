@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The escape corpus: hostile routes around a profile, each tried twice.
+
+A route is one way code in a sandbox could reach what its profile forbids:
+another name for a file (a bind mount, a chroot, a file handle), another
+cgroup, another process. Every test here runs the route's hostile program
+twice (docs/threat-model.md lists the routes and their tests):
+
+- under a profile that forbids what the route reaches: the syscall must
+  fail with the expected errno, the secret must not be read or the file
+  must be unchanged, and exactly one deny event must name the real object;
+- under a permissive profile, as its control: the same program must get
+  through. A route that no longer works there is a broken test, not a pass
+  (the control fails the test).
+
+Hostile programs print one line per attempt, "OK [DETAIL]" or
+"ERR <ERRNO NAME>" (the helpers in tests/helpers/ and the drivers in
+tests/integration/ follow that convention), so that a route's outcome is
+what the program saw, not what the agent says.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+
+from bwtest import (BW, BUILD, FSOP, RUNTIME_RULES, SCRATCH, Failure, check, check_eq,  # noqa: E402,F401
+                    cgroup_root, denials, events, lsm_active, main, profile, read, run, skip,
+                    wait_for, write)
+
+
+def outcome_lines(r):
+    return [l for l in r.stdout.splitlines() if l.startswith(("OK", "ERR"))]
+
+
+def refused(r, errno_name, obj, what, key="path"):
+    """The forbidding run: the attempt got errno_name, and exactly one deny
+    event names obj (by key: "path", "unix" or "addr")."""
+    got = outcome_lines(r)
+    check(got and got[-1] == "ERR " + errno_name,
+          "%s: the attempt should fail with %s; the program said %r (rc %d, stderr %s)"
+          % (what, errno_name, got, r.rc, r.stderr.strip()))
+    d = denials(r.events)
+    named = [e for e in d if e.get(key) == obj]
+    check(len(named) == 1,
+          "%s: exactly one deny event should name %s; deny events: %r" % (what, obj, d))
+    return named[0]
+
+
+def got_through(r, what):
+    """The control run: the route is real, the program got what it tried."""
+    got = outcome_lines(r)
+    check(got and got[-1].startswith("OK") and not denials(r.events),
+          "%s: the control under a permissive profile must get through (a route that no "
+          "longer works is a broken test): the program said %r (rc %d, stderr %s), deny "
+          "events %r" % (what, got, r.rc, r.stderr.strip(), denials(r.events)))
