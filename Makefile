@@ -6,6 +6,7 @@ CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 FUZZ_SECONDS ?= 20
+PREFIX ?= /usr/local
 
 ifeq ($(V),1)
 Q =
@@ -18,7 +19,9 @@ endif
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-format-truncation -Werror
 CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -I$(BUILD)
-CFLAGS += -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
+# The agent finds profiles/ at run time (user/libdir.c); only the unit tests,
+# which run where they were built, name it at compile time.
+UNIT_CFLAGS := -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
@@ -37,7 +40,7 @@ USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # Agent objects the unit tests may exercise (pure C, no BPF calls made).
-UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o,$(USER_OBJS))
+UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o $(BUILD)/user/libdir.o,$(USER_OBJS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 
@@ -45,7 +48,8 @@ AGENT := $(BUILD)/bpfwarden
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: all agent helpers unit fuzz check hosttest vmtest test deps demo clean format vmlinux
+.PHONY: all agent helpers unit fuzz check hosttest vmtest test deps demo install clean format \
+	vmlinux
 
 all: agent helpers
 
@@ -89,7 +93,7 @@ $(AGENT): $(USER_OBJS) $(BUILD)/libbwpolicy.a
 $(BUILD)/tests/unit/%.o: tests/unit/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
@@ -135,6 +139,14 @@ test: check hosttest vmtest
 
 demo: all
 	tools/demo.sh
+
+# The agent finds its profile library at $(PREFIX)/share/bpfwarden/profiles
+# from $(PREFIX)/sbin (user/libdir.c).
+install: agent
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/sbin/bpfwarden
+	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
+		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
 
 format:
 	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c)

@@ -10,31 +10,18 @@
 #include <string.h>
 
 #include "cmd_check.h"
+#include "libdir.h"
 #include "profile.h"
-
-#ifndef BW_PROFILE_LIBDIR
-#define BW_PROFILE_LIBDIR NULL
-#endif
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: bpfwarden check FILE...\n"
-		"Validate profiles: errors and warnings are printed as\n"
-		"FILE:LINE:COL: error: MESSAGE; exit status 1 if any profile has an error.\n"
-		"Includes are looked up next to the including file, then in the profile\n"
-		"library: $BPFWARDEN_PROFILE_DIR if set, else %s.\n",
-		BW_PROFILE_LIBDIR ? BW_PROFILE_LIBDIR : "(none)");
-}
-
-/* The profile library: the environment overrides the built-in directory. */
-static const char *libdir(void)
-{
-	const char *env = getenv("BPFWARDEN_PROFILE_DIR");
-
-	if (env && env[0])
-		return env;
-	return BW_PROFILE_LIBDIR;
+	fprintf(f, "usage: bpfwarden check FILE...\n"
+		   "Validate profiles: errors and warnings are printed as\n"
+		   "FILE:LINE:COL: error: MESSAGE; exit status 1 if any profile has an error.\n"
+		   "Includes are looked up next to the including file, then in the profile\n"
+		   "library: $BPFWARDEN_PROFILE_DIR if set, else profiles/ in the build tree\n"
+		   "the binary is in, else <prefix>/share/bpfwarden/profiles for a binary\n"
+		   "installed in <prefix>/sbin.\n");
 }
 
 static int check_one(const char *path, const char *lib)
@@ -56,7 +43,7 @@ static int check_one(const char *path, const char *lib)
 
 int cmd_check(int argc, char **argv)
 {
-	const char *lib = libdir();
+	const char *lib = bw_profile_libdir();
 	int first = 1, ret = 0;
 
 	for (; first < argc; first++) {

@@ -15,6 +15,7 @@
 #include "bpfwarden.h"
 #include "learn.h"
 #include "learn_agent.h"
+#include "libdir.h"
 #include "util.h"
 
 /* A learn record, decoded into what the profile writer aggregates. */
@@ -100,7 +101,7 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	if (!n || !isalnum((unsigned char)name[0]))
 		snprintf(name, sizeof(name), "learned");
 	opts.name = name;
-	opts.libdir = libdir && *libdir ? libdir : BW_PROFILE_LIBDIR;
+	opts.libdir = libdir && *libdir ? libdir : bw_profile_libdir();
 	opts.abstractions = abstractions;
 	opts.min_children = bw_learn_min_children;
 	opts.flags = bw_learn_flags;

@@ -12,7 +12,7 @@
 static Suite *(*const suites[])(void) = {
     lexer_suite,   diag_suite,	   parser_suite,  path_suite,	   net_suite,
     include_suite, validate_suite, shipped_suite, cmd_check_suite, compile_suite,
-    jsonw_suite,   cgroup_suite,   learn_suite,
+    jsonw_suite,   cgroup_suite,   learn_suite,	  libdir_suite,
 };
 
 int main(void)

@@ -18,5 +18,6 @@ Suite *compile_suite(void);
 Suite *jsonw_suite(void);
 Suite *cgroup_suite(void);
 Suite *learn_suite(void);
+Suite *libdir_suite(void);
 
 #endif /* BW_TEST_SUITES_H */
