@@ -48,8 +48,8 @@ AGENT := $(BUILD)/bpfwarden
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: all agent helpers unit fuzz check hosttest vmtest test deps demo install clean format \
-	vmlinux
+.PHONY: all agent helpers unit fuzz check hosttest vmtest checkouttest test deps demo install clean \
+	format vmlinux
 
 all: agent helpers
 
@@ -135,7 +135,12 @@ hosttest: all
 vmtest: all
 	tools/vm/run-tests.sh
 
-test: check hosttest vmtest
+# Fresh clones of this tree under /tmp, /var/tmp and $HOME, built and run
+# there, on the host and in the guest (docs/testing.md).
+checkouttest:
+	tools/vm/test-checkout.sh
+
+test: check hosttest vmtest checkouttest
 
 demo: all
 	tools/demo.sh
