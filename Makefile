@@ -18,13 +18,22 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-format-truncation -Werror
-CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -I$(BUILD)
+CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -Iuser/learn -I$(BUILD)
 # The agent finds profiles/ at run time (user/libdir.c); only the unit tests,
 # which run where they were built, name it at compile time.
 UNIT_CFLAGS := -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+# libmount reads /proc/self/mountinfo for us (user/mounts.c).
+CFLAGS += $(shell pkg-config --cflags mount 2>/dev/null)
+MOUNT_LIBS := $(shell pkg-config --libs mount 2>/dev/null || echo -lmount)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+# The version: VERSION, and the commit (".dirty" with uncommitted changes)
+# when built from a git checkout; a tarball, which has no .git, gets VERSION.
+GIT_REV := $(if $(wildcard .git),$(shell git rev-parse --short=12 HEAD 2>/dev/null))
+GIT_DIRTY := $(if $(GIT_REV),$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo .dirty))
+BW_VERSION := $(shell cat VERSION 2>/dev/null || echo unknown)$(if $(GIT_REV),+git.$(GIT_REV)$(GIT_DIRTY))
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -Wno-unused-function \
 	-I$(BUILD) -Iinclude -Ibpf
@@ -35,12 +44,16 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
 POLICY_SRCS := $(wildcard policy/*.c)
 POLICY_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(POLICY_SRCS))
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*.c user/learn/*.c)
 USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
-# Agent objects the unit tests may exercise (pure C, no BPF calls made).
-UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/learn.o $(BUILD)/user/cgroup.o $(BUILD)/user/libdir.o,$(USER_OBJS))
+# Agent objects the unit tests may exercise (pure C, no BPF calls made): the
+# profile writer is user/learn/ but for its glue to the agent (agent.c).
+UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/cgroup.o \
+	$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_check.o \
+	$(BUILD)/user/pins.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
+	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 
@@ -48,8 +61,8 @@ AGENT := $(BUILD)/bpfwarden
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: all agent helpers unit fuzz check hosttest vmtest checkouttest test deps demo install clean \
-	format vmlinux
+.PHONY: FORCE all agent helpers unit fuzz check hosttest vmtest checkouttest test deps demo install \
+	clean format vmlinux
 
 all: agent helpers
 
@@ -77,7 +90,13 @@ $(BUILD)/policy/%.o: policy/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/user/%.o: user/%.c | $(SKELS)
+# Rewritten only when the version changes, so that it rebuilds only what includes it.
+$(BUILD)/version.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#define BW_VERSION "%s"\n' '$(BW_VERSION)' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/user/%.o: user/%.c | $(SKELS) $(BUILD)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -88,7 +107,7 @@ $(BUILD)/libbwpolicy.a: $(POLICY_OBJS)
 
 $(AGENT): $(USER_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
 
 $(BUILD)/tests/unit/%.o: tests/unit/%.c
 	$(call msg,CC,$@)
@@ -97,7 +116,7 @@ $(BUILD)/tests/unit/%.o: tests/unit/%.c
 
 $(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(MOUNT_LIBS) $(LIBBPF_LIBS) -o $@
 
 $(BUILD)/tests/%: tests/helpers/%.c
 	$(call msg,CC,$@)
@@ -106,15 +125,27 @@ $(BUILD)/tests/%: tests/helpers/%.c
 
 helpers: $(HELPERS)
 
+# Host tests: need the right to create BPF maps, no BPF program.
+TRIE_TEST := $(BUILD)/tests/trie_agrees
+$(TRIE_TEST): tests/host/trie_agrees.c $(BUILD)/user/compile.o $(BUILD)/user/pins.o \
+		$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
+
 unit: $(BUILD)/tests/unit_tests
 	$(call msg,TEST,unit)
-	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) $(BUILD)/tests/unit_tests
+	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
+		$(BUILD)/tests/unit_tests
 
-$(BUILD)/fuzz/fuzz_profile: tests/fuzz/fuzz_profile.c $(POLICY_SRCS)
+# The compiler and the pin planning run too (pins.c links libbpf and libmount, not called).
+FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/mounts.c \
+	user/util.c
+$(BUILD)/fuzz/fuzz_profile: $(FUZZ_SRCS) $(wildcard include/*.h policy/*.h user/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Ipolicy \
-		$^ -o $@
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-D_GNU_SOURCE -Iinclude -Ipolicy -Iuser $(shell pkg-config --cflags mount 2>/dev/null) $(FUZZ_SRCS) $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
 
 fuzz: $(BUILD)/fuzz/fuzz_profile
 	$(call msg,FUZZ,$(FUZZ_SECONDS)s)
@@ -127,10 +158,16 @@ fuzz: $(BUILD)/fuzz/fuzz_profile
 check: unit fuzz
 
 # The network suite natively: the build host's kernel has no usable BPF LSM,
-# so there the cgroup programs enforce network rules alone.
-hosttest: all
+# so there the cgroup programs enforce network rules alone. The command-line
+# suite too: there the agent must tell a missing capability from the kernel's
+# refusal.
+hosttest: all $(TRIE_TEST)
+	$(call msg,TEST,the kernel's LPM trie against the compiler's lookup)
+	$(Q)$(TRIE_TEST)
 	$(call msg,TEST,network rules on the host kernel $(shell uname -r))
 	$(Q)/usr/bin/python3 tests/integration/test_net.py
+	$(call msg,TEST,the command line on the host kernel)
+	$(Q)/usr/bin/python3 tests/integration/test_cli.py
 
 vmtest: all
 	tools/vm/run-tests.sh
@@ -154,7 +191,7 @@ install: agent
 		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
 
 format:
-	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c)
+	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)
 
 clean:
 	rm -rf $(BUILD)

@@ -3,7 +3,8 @@
  * One decision procedure for file and exec rules: the path's most specific
  * rule from the category's trie, the pins of the category for other names of
  * the same object, the category default; then the mode says whether to
- * refuse (EACCES), audit or let it pass, and the event goes out.
+ * refuse (EACCES), audit, learn or let it pass (bw_deny_outcome), and the
+ * event goes out.
  *
  * For governed processes every internal failure fails closed (-EACCES).
  */
@@ -15,8 +16,7 @@
 #include "path.bpf.h"
 #include "pins.bpf.h"
 #include "event.bpf.h"
-
-#define EACCES 13
+#include "kernel.bpf.h"
 
 #ifdef BW_WITH_EXEC_ARGS
 static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len);
@@ -96,13 +96,14 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	__u8 default_verdict;
 	struct bw_pin_walk pw = {};
 	struct bw_decision d = {};
+	struct bw_learn_key obj = {};
 	struct bw_path_rule *r;
-	struct bw_counters *c;
 	struct bw_policy *pol;
+	struct bw_outcome o;
+	struct inode *inode;
 	__u32 policy = cg->policy;
-	__u8 mode = cg->mode, type;
 
-	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	pol = bw_policy_of(cg);
 	if (!pol)
 		return -EACCES;
 	default_verdict = cat == BW_CAT_PIN_EXEC ? pol->default_exec : pol->default_file;
@@ -124,12 +125,9 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		 * only subtree keys can match.
 		 */
 		s->key.policy = policy;
-		if (len < BW_KEY_PATH_MAX) {
+		if (len < BW_KEY_PATH_MAX)
 			s->key.path[len] = '\0';
-			s->key.prefixlen = (sizeof(s->key.policy) + len + 1) * 8;
-		} else {
-			s->key.prefixlen = sizeof(s->key) * 8 - 32;
-		}
+		s->key.prefixlen = bw_path_key_bits(len);
 		r = bpf_map_lookup_elem(rules, &s->key);
 		if (access & (BW_ACC_R | BW_ACC_X))
 			bw_decide_access(&d, r ? r->verdict_r : BW_V_NONE, r ? r->rule_r : 0,
@@ -159,55 +157,74 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	if (d.verdict != BW_V_DENY)
 		return 0;
 
-	c = bw_counters_of(policy);
-	if (c && mode != BW_MODE_LEARN) {
-		__sync_fetch_and_add(&c->denied, 1);
-		if (flags & BW_EVF_PATH_TOO_LONG)
-			__sync_fetch_and_add(&c->truncated, 1);
+	/*
+	 * Learn identity: read with probes, not loads: a name being created
+	 * has no inode, and a plain load through a NULL from a trusted
+	 * pointer oopses.
+	 */
+	inode = BPF_CORE_READ(dentry, d_inode);
+	if (inode) {
+		obj.a = BPF_CORE_READ(inode, i_ino);
+		obj.c = BPF_CORE_READ(inode, i_sb, s_dev);
+	} else {
+		/* A name about to be created: its directory and the name. */
+		obj.a = BPF_CORE_READ(dentry, d_parent, d_inode, i_ino);
+		obj.b = BPF_CORE_READ(dentry, d_name.hash);
+		obj.c = BPF_CORE_READ(dentry, d_sb, s_dev);
 	}
-	/* Learn mode lets the default through but keeps the profile's own denies. */
-	if (mode == BW_MODE_LEARN && d.rule == 0 && !(flags & BW_EVF_PATH_TOO_LONG))
-		type = BW_EV_LEARN;
-	else if (mode == BW_MODE_ENFORCE || mode == BW_MODE_LEARN)
-		type = BW_EV_DENY;
-	else
-		type = BW_EV_AUDIT;
-
-	if (type == BW_EV_LEARN) {
-		/*
-		 * Read with probes, not loads: a name being created has no inode,
-		 * and a plain load through a NULL from a trusted pointer oopses.
-		 */
-		struct bw_learn_key lk = {};
-		struct inode *inode = BPF_CORE_READ(dentry, d_inode);
-
-		lk.cgroup = cgid;
-		lk.gen = pol->learn_gen;
-		lk.op = op;
-		lk.access = access;
-		if (inode) {
-			lk.a = BPF_CORE_READ(inode, i_ino);
-			lk.c = BPF_CORE_READ(inode, i_sb, s_dev);
-		} else {
-			/* A name about to be created: its directory and the name. */
-			lk.a = BPF_CORE_READ(dentry, d_parent, d_inode, i_ino);
-			lk.b = BPF_CORE_READ(dentry, d_name.hash);
-			lk.c = BPF_CORE_READ(dentry, d_sb, s_dev);
-		}
-		if (!bw_learn_first(&lk))
-			return 0;
+	o = bw_deny_outcome(cgid, cg, pol, d.rule, op, access, flags, &obj);
+	if (o.type) {
+		bw_event_head(&s->ev, cgid, policy, o, op, access, d.rule, flags);
+		if (flags & BW_EVF_FS_RELATIVE)
+			s->ev.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
+		if (flags & (BW_EVF_UNREACHABLE | BW_EVF_PATH_TOO_LONG))
+			len = 0;
+		bpf_probe_read_kernel(s->evpath, len, s->key.path);
+		s->ev.path_len = len;
+		s->ev.args_len = op == BW_OP_EXEC ? bw_exec_args(s, len) : 0;
+		/* Arguments may run past evpath into the key, which is no longer needed. */
+		bw_event_send(policy, &s->ev,
+			      sizeof(s->ev) + ((len + s->ev.args_len) & (2 * BW_PATH_BUF - 1)));
 	}
-	if (type != BW_EV_LEARN && !bw_event_allowed(cgid, policy, pol->event_rate))
-		return type == BW_EV_DENY ? -EACCES : 0;
-	bw_event_fill(s, cgid, policy, type, op, type == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
-		      access, d.rule, flags);
-	if (flags & BW_EVF_FS_RELATIVE)
-		s->ev.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
-	if (flags & (BW_EVF_UNREACHABLE | BW_EVF_PATH_TOO_LONG))
-		len = 0;
-	bpf_probe_read_kernel(s->evpath, len, s->key.path);
-	bw_event_send(s, len, op == BW_OP_EXEC ? bw_exec_args(s, len) : 0);
-	return type == BW_EV_DENY ? -EACCES : 0;
+	return bw_lsm_ret(o, -EACCES);
+}
+
+/*
+ * The decision on an open file (file_open, bprm_check), named by the
+ * kernel's d_path. The caller has found the process governed (cgid, cg).
+ */
+static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, struct file *file,
+					  void *rules, __u8 cat, __u8 op, __u8 access)
+{
+	__u32 zero = 0, flags = 0, len;
+	struct bw_scratch *s;
+
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!s)
+		return -EACCES;
+	len = bw_path_of_file(s, file, &flags);
+	return bw_decide(s, cgid, cg, rules, cat, file->f_path.dentry, true, len, flags, op,
+			 access);
+}
+
+/*
+ * The decision on a file rule's object named by a path hook as (mount,
+ * dentry), walked by us; no mount for attribute changes. Kept apart from
+ * bw_decide_file: merged, the compiler shares one call whose NULL dentry
+ * the 6.1 verifier follows into the pin walk.
+ */
+static __always_inline int bw_decide_path(__u64 cgid, struct bw_cgroup *cg, struct vfsmount *mnt,
+					  struct dentry *dentry, __u8 op, __u8 access)
+{
+	__u32 zero = 0, flags = 0, len;
+	struct bw_scratch *s;
+
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!s)
+		return -EACCES;
+	len = bw_path_build(s, mnt, dentry, &flags);
+	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, dentry, mnt != NULL, len,
+			 flags, op, access);
 }
 
 #endif /* BW_DECIDE_BPF_H */

@@ -21,11 +21,9 @@
 #include "maps.bpf.h"
 #include "path.bpf.h"
 #include "decide.bpf.h"
+#include "kernel.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#define NR_execve   59
-#define NR_execveat 322
 
 /*
  * The first arguments, for the event. During bprm_check the caller's memory
@@ -42,11 +40,11 @@ static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len)
 
 	if (path_len > BW_PATH_BUF - BW_EXEC_ARGS * BW_EXEC_ARG_LEN)
 		return 0;
-	nr = BPF_CORE_READ(regs, orig_ax);
+	nr = bw_syscall_nr(regs);
 	if (nr == NR_execve)
-		argv = (const char *const *)BPF_CORE_READ(regs, si);
+		argv = (const char *const *)PT_REGS_PARM2_CORE_SYSCALL(regs);
 	else if (nr == NR_execveat)
-		argv = (const char *const *)BPF_CORE_READ(regs, dx);
+		argv = (const char *const *)PT_REGS_PARM3_CORE_SYSCALL(regs);
 	else
 		return 0;
 	for (i = 0; i < BW_EXEC_ARGS; i++) {
@@ -66,22 +64,13 @@ SEC("lsm/bprm_check_security")
 int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	struct bw_cgroup *cg;
-	struct bw_scratch *s;
-	struct file *file;
-	__u32 zero = 0, flags = 0, len;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	cgid = bpf_get_current_cgroup_id();
-	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	cg = bw_governing(&cgid);
 	if (!cg)
 		return 0;
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (!s)
-		return -EACCES;
-	file = bprm->file;
-	len = bw_path_of_file(s, file, &flags);
-	return bw_decide(s, cgid, cg, &bw_exec_rules, BW_CAT_PIN_EXEC, file->f_path.dentry, true,
-			 len, flags, BW_OP_EXEC, BW_ACC_X);
+	return bw_decide_file(cgid, cg, bprm->file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
+			      BW_ACC_X);
 }

@@ -18,10 +18,7 @@
 #include "maps.bpf.h"
 #include "path.bpf.h"
 #include "decide.bpf.h"
-
-#define FMODE_READ  0x1
-#define FMODE_WRITE 0x2
-#define O_TRUNC	    01000
+#include "kernel.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -30,37 +27,25 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 					 __u8 access)
 {
 	struct bw_cgroup *cg;
-	struct bw_scratch *s;
-	__u32 zero = 0, flags = 0, len;
 	__u64 cgid;
 
-	cgid = bpf_get_current_cgroup_id();
-	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	cg = bw_governing(&cgid);
 	if (!cg)
 		return 0;
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (!s)
-		return -EACCES;
-	len = bw_path_build(s, mnt, dentry, &flags);
-	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, dentry, mnt != NULL, len,
-			 flags, op, access);
+	return bw_decide_path(cgid, cg, mnt, dentry, op, access);
 }
 
 SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	struct bw_cgroup *cg;
-	struct bw_scratch *s;
 	unsigned int fmode;
-	__u32 zero = 0, flags = 0, len;
 	__u8 access = 0;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	/* Ungoverned processes pay for this lookup and nothing else. */
-	cgid = bpf_get_current_cgroup_id();
-	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	cg = bw_governing(&cgid);
 	if (!cg)
 		return 0;
 	fmode = file->f_mode;
@@ -70,12 +55,7 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 		access |= BW_ACC_W;
 	if (!access)
 		return 0;
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (!s)
-		return -EACCES;
-	len = bw_path_of_file(s, file, &flags);
-	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, file->f_path.dentry, true,
-			 len, flags, BW_OP_OPEN, access);
+	return bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access);
 }
 
 SEC("lsm/path_truncate")
@@ -174,13 +154,6 @@ int BPF_PROG(bw_path_chown, const struct path *path, unsigned int uid, unsigned 
 		return ret;
 	return bw_file_check(path->mnt, path->dentry, BW_OP_CHOWN, BW_ACC_W);
 }
-
-#define ATTR_MODE  (1 << 0)
-#define ATTR_UID   (1 << 1)
-#define ATTR_GID   (1 << 2)
-#define ATTR_SIZE  (1 << 3)
-#define ATTR_ATIME (1 << 4)
-#define ATTR_MTIME (1 << 5)
 
 /*
  * utimes and friends reach no path hook. Mode, owner and size changes are

@@ -26,25 +26,23 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_policies SEC(".maps");
 
-/* File rules of every policy: the longest matching prefix is the most specific rule. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, BW_MAX_FILE_KEYS);
-	__type(key, struct bw_path_key);
-	__type(value, struct bw_path_rule);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} bw_file_rules SEC(".maps");
+/*
+ * File rules and exec rules of every policy, one trie each, keyed alike: the
+ * longest matching prefix is the most specific rule. Exec rules decide with
+ * the `r` slot of their values.
+ */
+#define BW_PATH_RULES(name)                                                                        \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);                                               \
+		__uint(max_entries, BW_MAX_FILE_KEYS);                                             \
+		__type(key, struct bw_path_key);                                                   \
+		__type(value, struct bw_path_rule);                                                \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__uint(pinning, LIBBPF_PIN_BY_NAME);                                               \
+	} name SEC(".maps")
 
-/* Exec rules of every policy, keyed like file rules; the `r` slot decides. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, BW_MAX_FILE_KEYS);
-	__type(key, struct bw_path_key);
-	__type(value, struct bw_path_rule);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} bw_exec_rules SEC(".maps");
+BW_PATH_RULES(bw_file_rules);
+BW_PATH_RULES(bw_exec_rules);
 
 /* Network rules of every policy (include/bpfwarden.h explains the layout). */
 struct {
@@ -115,19 +113,6 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_learned SEC(".maps");
 
-/* True the first time this object is learned for the cgroup; false after. */
-static __always_inline bool bw_learn_first(struct bw_learn_key *k)
-{
-	__u8 one = 1;
-
-	return bpf_map_update_elem(&bw_learned, k, &one, BPF_NOEXIST) == 0;
-}
-
-static __always_inline struct bw_counters *bw_counters_of(__u32 policy)
-{
-	return bpf_map_lookup_elem(&bw_counters, &policy);
-}
-
 /* Events sent this second, per governed cgroup (include/bpfwarden.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -138,38 +123,22 @@ struct {
 } bw_throttle SEC(".maps");
 
 /*
- * May this cgroup send one more deny or audit event this second? When not,
- * the event is counted in throttled. Races between CPUs may let a few more
- * through; none is lost uncounted.
+ * The governing entry of the current task's cgroup (and its id in *cgid).
+ * NULL for a process outside every governed cgroup: this lookup is all
+ * such a process pays on any hook.
  */
-static __always_inline bool bw_event_allowed(__u64 cgid, __u32 policy, __u32 rate)
+static __always_inline struct bw_cgroup *bw_governing(__u64 *cgid)
 {
-	struct bw_throttle *t, fresh = {};
-	struct bw_counters *c;
-	__u64 now = bpf_ktime_get_boot_ns() >> 30;
+	*cgid = bpf_get_current_cgroup_id();
+	return bpf_map_lookup_elem(&bw_cgroups, cgid);
+}
 
-	if (!rate)
-		return true;
-	t = bpf_map_lookup_elem(&bw_throttle, &cgid);
-	if (!t) {
-		fresh.second = now;
-		fresh.sent = 1;
-		bpf_map_update_elem(&bw_throttle, &cgid, &fresh, BPF_ANY);
-		return true;
-	}
-	if (t->second != now) {
-		t->second = now;
-		t->sent = 1;
-		return true;
-	}
-	if (t->sent < rate) {
-		__sync_fetch_and_add(&t->sent, 1);
-		return true;
-	}
-	c = bw_counters_of(policy);
-	if (c)
-		__sync_fetch_and_add(&c->throttled, 1);
-	return false;
+/* A governed cgroup's policy; NULL (the caller refuses: fail closed) if its slot is gone. */
+static __always_inline struct bw_policy *bw_policy_of(const struct bw_cgroup *cg)
+{
+	__u32 policy = cg->policy;
+
+	return bpf_map_lookup_elem(&bw_policies, &policy);
 }
 
 #endif /* BW_MAPS_BPF_H */

@@ -32,11 +32,10 @@ struct bw_pin_walk {
 
 static __always_inline bool bw_maybe_pinned(__u64 ino)
 {
-	__u64 h = ino * BW_PINBITS_MUL;
-	__u32 word = (__u32)(h >> (64 - BW_PINBITS_SHIFT));
+	__u32 word = bw_pinbits_word(ino);
 	__u64 *bits = bpf_map_lookup_elem(&bw_pinbits, &word);
 
-	return bits && (*bits & (1ULL << ((h >> 20) & 63)));
+	return bits && (*bits & bw_pinbits_bit(ino));
 }
 
 static long bw_pin_step(__u32 i, struct bw_pin_walk *pw)

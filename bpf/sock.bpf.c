@@ -15,70 +15,40 @@
 
 #include "bpfwarden.h"
 #include "maps.bpf.h"
-#include "record.bpf.h"
+#include "event.bpf.h"
+#include "kernel.bpf.h"
+#include "path.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#define EPERM	  1
-#define AF_PACKET 17
-
-struct bw_sock_event {
-	struct bw_event ev;
-	struct bw_net_obj obj;
-};
 
 SEC("lsm/socket_create")
 int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int ret)
 {
-	struct bw_sock_event *e;
-	struct bw_counters *c;
+	struct bw_net_obj obj = {};
 	struct bw_cgroup *cg;
 	struct bw_policy *pol;
-	__u32 policy;
 	__u64 cgid;
-	__u8 verdict, evtype;
-	void *rb;
+	__u8 verdict;
 
 	if (ret)
 		return ret;
 	if (family != AF_PACKET || kern)
 		return 0;
-	cgid = bpf_get_current_cgroup_id();
-	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	cg = bw_governing(&cgid);
 	if (!cg)
 		return 0;
-	policy = cg->policy;
-	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	pol = bw_policy_of(cg);
 	if (!pol)
 		return -EPERM;
 	verdict = pol->net_raw ? pol->net_raw : pol->default_net;
 	if (verdict != BW_V_DENY)
 		return 0;
-	c = bw_counters_of(policy);
-	if (c)
-		__sync_fetch_and_add(&c->denied, 1);
-	evtype = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
-	if (cg->mode == BW_MODE_LEARN && !pol->net_raw)
-		evtype = BW_EV_LEARN;
-	if (evtype != BW_EV_LEARN && !bw_event_allowed(cgid, policy, pol->event_rate))
-		return evtype == BW_EV_DENY ? -EPERM : 0;
-	rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
-	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0) : NULL;
-	if (!e) {
-		if (c)
-			__sync_fetch_and_add(&c->lost, 1);
-		return evtype == BW_EV_DENY ? -EPERM : 0;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	bw_event_head(&e->ev, cgid, policy, evtype, BW_OP_SOCKET,
-		      evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW,
-		      pol->net_raw ? pol->net_raw_rule : 0);
-	e->ev.path_len = sizeof(e->obj);
-	e->obj.family = AF_PACKET;
-	e->obj.proto = type;
-	e->obj.port = protocol;
-	bpf_ringbuf_submit(e, 0);
-	return evtype == BW_EV_DENY ? -EPERM : 0;
+	obj.family = BW_FAM_PACKET;
+	obj.proto = type;
+	obj.port = protocol;
+	return bw_lsm_ret(
+	    bw_net_outcome(cgid, cg, pol, BW_OP_SOCKET, pol->net_raw ? pol->net_raw_rule : 0, &obj),
+	    -EPERM);
 }
 
 /*
@@ -88,30 +58,22 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
  * name. bind is decided by the name asked for; a relative path is matched as
  * written, so it never meets a rule (rule paths are absolute).
  */
-#include "path.bpf.h"
-
-#define AF_UNIX 1
-
-/* unix names already learned, per policy and learn session. */
-struct bw_unix_learned_key {
-	struct bw_unix_key name;
-	__u32 gen;
+struct bw_unix_event {
+	struct bw_event ev;
+	char name[BW_UNIX_NAME];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct bw_unix_learned_key);
-	__type(value, __u8);
-} bw_unix_learned SEC(".maps");
+/*
+ * The name is built in a bw_unix_key with room after it: lengths are
+ * clamped to the name, and the verifier, which cannot follow the clamp
+ * through the compiler's code, is shown a mask (after a barrier, so that the
+ * compiler keeps it); a masked read must stay inside the map value.
+ */
+#define BW_UNIX_MASK 127
 
 struct bw_unix_scratch {
 	struct bw_unix_key key;
-	__u32 gen; /* with key: a struct bw_unix_learned_key */
-	struct bw_sock_event_unix {
-		struct bw_event ev;
-		char name[BW_UNIX_NAME];
-	} out;
+	char slack[BW_UNIX_MASK + 1 - BW_UNIX_NAME + 1];
 };
 
 struct {
@@ -121,63 +83,65 @@ struct {
 	__type(value, struct bw_unix_scratch);
 } bw_unix_scratch SEC(".maps");
 
-static __always_inline int bw_unix_decide(struct bw_unix_scratch *u, __u64 cgid,
-					  struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len)
+/* A name's learn identity: two FNV-1a hashes of its bytes (different bases), and its length. */
+static __always_inline void bw_unix_id(struct bw_learn_key *id, const char *name, __u32 len)
 {
+	__u64 h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+	__u32 i;
+
+	for (i = 0; i < BW_UNIX_NAME; i++) {
+		if (i >= len)
+			break;
+		h1 = (h1 ^ (__u8)name[i]) * 0x100000001b3ULL;
+		h2 = (h2 ^ (__u8)name[i]) * 0x100000001b3ULL;
+	}
+	id->a = h1;
+	id->b = h2;
+	id->c = len;
+}
+
+static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
+					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len)
+{
+	struct bw_learn_key id = {};
+	struct bw_unix_event *e;
 	struct bw_unix_value *v;
-	struct bw_counters *c;
 	struct bw_policy *pol;
+	struct bw_outcome o;
 	__u32 policy = cg->policy;
 	__u16 rule = 0;
-	__u8 verdict, evtype;
-	void *rb;
+	__u8 verdict;
 
-	pol = bpf_map_lookup_elem(&bw_policies, &policy);
+	pol = bw_policy_of(cg);
 	if (!pol)
 		return -EPERM;
-	u->key.policy = policy;
-	u->key.op = op;
-	v = bpf_map_lookup_elem(&bw_unix_rules, &u->key);
+	u->policy = policy;
+	u->op = op;
+	v = bpf_map_lookup_elem(&bw_unix_rules, u);
 	verdict = v ? v->verdict : pol->default_net;
 	if (v)
 		rule = v->rule;
 	if (verdict != BW_V_DENY)
 		return 0;
-	c = bw_counters_of(policy);
-	evtype = cg->mode == BW_MODE_AUDIT ? BW_EV_AUDIT : BW_EV_DENY;
-	if (cg->mode == BW_MODE_LEARN && !rule) {
-		__u8 one = 1;
-
-		evtype = BW_EV_LEARN;
-		u->gen = pol->learn_gen;
-		if (bpf_map_update_elem(&bw_unix_learned, &u->key, &one, BPF_NOEXIST))
-			return 0;
-	} else {
-		if (c)
-			__sync_fetch_and_add(&c->denied, 1);
-		if (!bw_event_allowed(cgid, policy, pol->event_rate))
-			return evtype == BW_EV_DENY ? -EPERM : 0;
-	}
-	bw_event_head(&u->out.ev, cgid, policy, evtype, evop,
-		      evtype == BW_EV_DENY ? BW_V_DENY : BW_V_ALLOW, rule);
-	u->out.ev.flags = BW_EVF_UNIX;
-	len &= 127;
 	if (len > BW_UNIX_NAME)
 		len = BW_UNIX_NAME;
-	u->out.ev.path_len = len;
-	__builtin_memcpy(u->out.name, u->key.name, sizeof(u->out.name));
-	rb = bpf_map_lookup_elem(&bw_rbufs, &policy);
-	/* The whole record: path_len says how much of the name is used. */
-	if (!rb || bpf_ringbuf_output(rb, &u->out, sizeof(u->out), 0)) {
-		if (c)
-			__sync_fetch_and_add(&c->lost, 1);
-	}
-	return evtype == BW_EV_DENY ? -EPERM : 0;
+	bw_unix_id(&id, u->name, len);
+	o = bw_deny_outcome(cgid, cg, pol, rule, evop, 0, BW_EVF_UNIX, &id);
+	if (!o.type)
+		return bw_lsm_ret(o, -EPERM);
+	e = bw_event_reserve(policy, sizeof(*e));
+	if (!e)
+		return bw_lsm_ret(o, -EPERM);
+	bw_event_head(&e->ev, cgid, policy, o, evop, 0, rule, BW_EVF_UNIX);
+	/* The whole name field: path_len says how much of it is used. */
+	e->ev.path_len = len;
+	__builtin_memcpy(e->name, u->name, sizeof(e->name));
+	bpf_ringbuf_submit(e, 0);
+	return bw_lsm_ret(o, -EPERM);
 }
 
-/* The peer's name into u->key.name ("@" + abstract name, or its socket file's path). */
-static __always_inline int bw_unix_peer_name(struct bw_unix_scratch *u, struct sock *other,
-					     __u32 *len)
+/* The peer's name into u->name ("@" + abstract name, or its socket file's path). */
+static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock *other, __u32 *len)
 {
 	struct unix_sock *peer = (struct unix_sock *)other;
 	struct unix_address *addr = BPF_CORE_READ(peer, addr);
@@ -186,7 +150,7 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_scratch *u, struct s
 	struct bw_scratch *s;
 	int alen;
 
-	__builtin_memset(u->key.name, 0, sizeof(u->key.name));
+	__builtin_memset(u->name, 0, sizeof(u->name));
 	if (!addr)
 		return -1; /* unnamed: a socketpair or an unbound socket, nothing to name */
 	if (dentry) {
@@ -196,11 +160,12 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_scratch *u, struct s
 		n = bw_path_build(s, BPF_CORE_READ(peer, path.mnt), dentry, &flags);
 		if (flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_UNREACHABLE) || n >= BW_UNIX_NAME) {
 			/* A name no rule can spell: decided by the default. */
-			bpf_probe_read_kernel(u->key.name, BW_UNIX_NAME - 1, s->key.path);
+			bpf_probe_read_kernel(u->name, BW_UNIX_NAME - 1, s->key.path);
 			*len = BW_UNIX_NAME - 1;
 			return 0;
 		}
-		bpf_probe_read_kernel(u->key.name, n & 127, s->key.path);
+		barrier_var(n);
+		bpf_probe_read_kernel(u->name, n & BW_UNIX_MASK, s->key.path);
 		*len = n;
 		return 0;
 	}
@@ -208,31 +173,60 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_scratch *u, struct s
 	alen = BPF_CORE_READ(addr, len) - 2 /* sun_family */ - 1 /* the leading NUL */;
 	if (alen <= 0)
 		return -1;
-	if (alen > BW_UNIX_NAME - 1)
-		alen = BW_UNIX_NAME - 1;
-	u->key.name[0] = '@';
-	bpf_probe_read_kernel(&u->key.name[1], alen & 127, (char *)addr->name[0].sun_path + 1);
-	*len = alen + 1;
+	n = alen;
+	if (n > BW_UNIX_NAME - 1)
+		n = BW_UNIX_NAME - 1;
+	u->name[0] = '@';
+	barrier_var(n);
+	bpf_probe_read_kernel(&u->name[1], n & BW_UNIX_MASK, (char *)addr->name[0].sun_path + 1);
+	*len = n + 1;
 	return 0;
 }
 
-static __always_inline int bw_unix_peer(struct sock *other, __u8 evop)
+/* The name asked for in a bind(2) into u->name ("@" + abstract name, or the path). */
+static __always_inline int bw_unix_bind_name(struct bw_unix_key *u, struct sockaddr *address,
+					     int addrlen, __u32 *len)
 {
-	struct bw_unix_scratch *u;
+	__u64 n;
+
+	__builtin_memset(u->name, 0, sizeof(u->name));
+	n = (__u64)addrlen - 2;
+	if (n > BW_UNIX_NAME - 1)
+		n = BW_UNIX_NAME - 1;
+	barrier_var(n);
+	bpf_probe_read_kernel(u->name, n, (char *)address + 2);
+	if (u->name[0] == '\0') {
+		/* abstract: "@" and the name after the leading NUL */
+		u->name[0] = '@';
+		*len = n;
+	} else {
+		n = bpf_probe_read_kernel_str(u->name, BW_UNIX_NAME, (char *)address + 2);
+		*len = (long)n > 0 ? n - 1 : 0;
+	}
+	return 0;
+}
+
+/*
+ * A unix socket operation by a governed process: on the peer really reached
+ * (connect, send), or on the name asked for (bind: peer is NULL).
+ */
+static __always_inline int bw_unix_check(struct sock *peer, struct sockaddr *address, int addrlen,
+					 __u8 evop)
+{
+	struct bw_unix_key *u;
 	struct bw_cgroup *cg;
 	__u32 zero = 0, len = 0;
 	__u64 cgid;
 
-	cgid = bpf_get_current_cgroup_id();
-	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	cg = bw_governing(&cgid);
 	if (!cg)
 		return 0;
 	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
 	if (!u)
 		return -EPERM;
-	if (bw_unix_peer_name(u, other, &len))
+	if (peer ? bw_unix_peer_name(u, peer, &len) : bw_unix_bind_name(u, address, addrlen, &len))
 		return 0;
-	return bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len);
+	return bw_unix_decide(u, cgid, cg, peer ? BW_NOP_CONNECT : BW_NOP_BIND, evop, len);
 }
 
 SEC("lsm/unix_stream_connect")
@@ -240,7 +234,7 @@ int BPF_PROG(bw_unix_connect, struct sock *sock, struct sock *other, struct sock
 {
 	if (ret)
 		return ret;
-	return bw_unix_peer(other, BW_OP_CONNECT);
+	return bw_unix_check(other, NULL, 0, BW_OP_CONNECT);
 }
 
 SEC("lsm/unix_may_send")
@@ -248,41 +242,15 @@ int BPF_PROG(bw_unix_send, struct socket *sock, struct socket *other, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_unix_peer(BPF_CORE_READ(other, sk), BW_OP_SENDMSG);
+	return bw_unix_check(BPF_CORE_READ(other, sk), NULL, 0, BW_OP_SENDMSG);
 }
 
 SEC("lsm/socket_bind")
 int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
-	struct bw_unix_scratch *u;
-	struct bw_cgroup *cg;
-	__u32 zero = 0, len;
-	__u64 cgid, n;
-
 	if (ret)
 		return ret;
 	if (BPF_CORE_READ(address, sa_family) != AF_UNIX || addrlen <= 2)
 		return 0;
-	cgid = bpf_get_current_cgroup_id();
-	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
-	if (!cg)
-		return 0;
-	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
-	if (!u)
-		return -EPERM;
-	__builtin_memset(u->key.name, 0, sizeof(u->key.name));
-	n = (__u64)addrlen - 2;
-	if (n > BW_UNIX_NAME - 1)
-		n = BW_UNIX_NAME - 1;
-	barrier_var(n);
-	bpf_probe_read_kernel(u->key.name, n, (char *)address + 2);
-	if (u->key.name[0] == '\0') {
-		/* abstract: "@" and the name after the leading NUL */
-		u->key.name[0] = '@';
-		len = n;
-	} else {
-		len = bpf_probe_read_kernel_str(u->key.name, BW_UNIX_NAME, (char *)address + 2);
-		len = len > 0 ? len - 1 : 0;
-	}
-	return bw_unix_decide(u, cgid, cg, BW_NOP_BIND, BW_OP_BIND, len);
+	return bw_unix_check(NULL, address, addrlen, BW_OP_BIND);
 }

@@ -40,6 +40,43 @@
 #define BW_PINBITS_SHIFT 14
 #define BW_PINBITS_WORDS (1 << BW_PINBITS_SHIFT)
 #define BW_PINBITS_MUL	 0x9e3779b97f4a7c15ULL
+
+/*
+ * Both sides compute the bitmap position of an inode with these, the kernel
+ * to test it and the agent to set it: were they to disagree, a pin would be
+ * skipped. Plain C without libc, for BPF and user space alike.
+ */
+static inline __u32 bw_pinbits_word(__u64 ino)
+{
+	return (__u32)((ino * BW_PINBITS_MUL) >> (64 - BW_PINBITS_SHIFT));
+}
+
+static inline __u64 bw_pinbits_bit(__u64 ino)
+{
+	return 1ULL << (((ino * BW_PINBITS_MUL) >> 20) & 63);
+}
+
+/*
+ * The kernel's own dev_t (super_block.s_dev, what BPF reads): 12 bits of
+ * major above 20 bits of minor. User space sees st_dev in glibc's encoding;
+ * pins and events carry the kernel's, converted with these.
+ */
+#define BW_DEV_MINOR_BITS 20
+
+static inline __u32 bw_dev_encode(__u32 major, __u32 minor)
+{
+	return major << BW_DEV_MINOR_BITS | minor; /* the kernel's MKDEV() */
+}
+
+static inline __u32 bw_dev_major(__u32 dev)
+{
+	return dev >> BW_DEV_MINOR_BITS;
+}
+
+static inline __u32 bw_dev_minor(__u32 dev)
+{
+	return dev & ((1U << BW_DEV_MINOR_BITS) - 1);
+}
 /* Rules in one profile after includes. */
 #define BW_MAX_RULES 16384
 /* Ring buffer of one policy (bytes, power of two). */
@@ -104,12 +141,26 @@ _Static_assert(sizeof(struct bw_policy) == 48, "bw_policy size");
 #define BW_PIN_DEVS_MANY 0xff
 
 /* LPM trie key: policy id, then the path bytes, compared bit by bit. */
+#define BW_PATH_KEY_HEAD_BITS 32 /* policy: a key's prefixlen counts it, then the path bits */
 struct bw_path_key {
 	__u32 prefixlen; /* bits, counting the 32 of policy */
 	__u32 policy;
 	char path[BW_KEY_PATH_MAX];
 };
 _Static_assert(sizeof(struct bw_path_key) == 260, "bw_path_key size");
+
+/*
+ * prefixlen of a key for a path of len bytes, its terminator not counted:
+ * the policy, the path and the terminator ('\0', or '/' for a subtree key).
+ * A path too long for any key is compared on the key's whole length, where
+ * only subtree keys can match it.
+ */
+static inline __u32 bw_path_key_bits(__u32 len)
+{
+	if (len >= BW_KEY_PATH_MAX)
+		return BW_PATH_KEY_HEAD_BITS + BW_KEY_PATH_MAX * 8;
+	return BW_PATH_KEY_HEAD_BITS + (len + 1) * 8;
+}
 
 /*
  * Decision of the most specific rule for each access; the compiler fills the
@@ -139,7 +190,7 @@ _Static_assert(sizeof(struct bw_path_rule) == 8, "bw_path_rule size");
  */
 struct bw_inode_key {
 	__u64 ino;
-	__u32 dev; /* kernel dev_t of the super block: MAJOR << 20 | MINOR */
+	__u32 dev; /* kernel dev_t of the super block: bw_dev_encode() */
 	__u16 policy;
 	__u16 cat; /* BW_CAT_PIN_* */
 };
@@ -177,8 +228,9 @@ enum bw_net_op_kind {
 	BW_NOP_SENDMSG = 3, /* a UDP datagram's destination: decided by connect rules */
 };
 
+#define BW_NET_KEY_HEAD_BITS 64 /* policy, then op, proto and padding: before the address */
 struct bw_net_key {
-	__u32 prefixlen; /* bits: 32 policy + 32 op/proto + address prefix */
+	__u32 prefixlen; /* BW_NET_KEY_HEAD_BITS + address prefix bits */
 	__u32 policy;
 	__u8 op;    /* BW_NOP_CONNECT or BW_NOP_BIND */
 	__u8 proto; /* IPPROTO_TCP or IPPROTO_UDP */
@@ -226,23 +278,29 @@ _Static_assert(sizeof(struct bw_unix_value) == 4, "bw_unix_value size");
 
 /*
  * The object of a network event, in the path bytes of struct bw_event. For
- * BW_OP_SOCKET (a raw or packet socket): family 4, 6 or 17 (AF_PACKET),
- * proto the socket type, port the protocol number, addr zero.
+ * BW_OP_SOCKET (a raw or packet socket): family BW_FAM_*, proto the socket
+ * type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr zero.
  */
+#define BW_FAM_IPV4   4
+#define BW_FAM_IPV6   6
+#define BW_FAM_PACKET 17 /* AF_PACKET */
+
 struct bw_net_obj {
 	__u8 addr[16]; /* as decided: IPv6 form, IPv4 mapped */
 	__u16 port;    /* host order */
-	__u8 family;   /* 4 or 6: the socket's family */
-	__u8 proto;
+	__u8 family;   /* BW_FAM_*: the socket's family */
+	__u8 proto;    /* IPPROTO_TCP or IPPROTO_UDP; for BW_OP_SOCKET the socket type */
 };
 _Static_assert(sizeof(struct bw_net_obj) == 20, "bw_net_obj size");
 
 /*
  * Learn mode sends each distinct (cgroup, operation, object, access) once:
  * bw_learned remembers what was sent (an LRU map: past its capacity an old
- * object may be sent again, which the agent merges). Objects: a file by
- * device and inode (a name being created: its directory's inode and the
- * name's hash), an endpoint by address, port and protocol.
+ * object may be sent again, which the agent merges). Objects (a, b, c): a
+ * file by inode, 0, device (a name being created: its directory's inode,
+ * the name's hash, the device); an endpoint or a raw/packet socket by the
+ * 16 address bytes, then family << 24 | proto << 16 | port (struct
+ * bw_net_obj); a unix name by two 64-bit hashes of its bytes, and its length.
  */
 #define BW_MAX_LEARNED 65536
 
@@ -331,7 +389,7 @@ struct bw_event {
 	__u8 decision; /* enum bw_verdict: ALLOW or DENY */
 	__u8 access;   /* BW_ACC_* requested */
 	__u8 flags;    /* BW_EVF_* */
-	__u8 pad;
+	__u8 mode;     /* enum bw_mode of the governed cgroup when the kernel decided */
 	__u16 path_len;
 	__u16 args_len; /* exec: NUL-terminated arguments after the path */
 	__u32 dev;	/* with BW_EVF_FS_RELATIVE: the file system's dev_t */
@@ -339,13 +397,20 @@ struct bw_event {
 };
 _Static_assert(sizeof(struct bw_event) == 72, "bw_event size");
 
-/* Per-CPU counters, one row per policy slot. */
+/*
+ * Per-CPU counters, one row per policy slot, counted by bpf/event.bpf.h
+ * where every hook's deny verdict meets the mode: each operation a rule or
+ * default denies counts once in exactly one of denied, audited, learned or
+ * (learn mode, already reported) nothing.
+ */
 struct bw_counters {
-	__u64 lost;	 /* ring buffer full: events dropped */
-	__u64 denied;	 /* operations refused */
-	__u64 truncated; /* paths over BW_PATH_BUF */
+	__u64 lost;	 /* an event the ring buffer could not take */
+	__u64 denied;	 /* operations refused (enforce mode; the profile's denies in learn mode) */
+	__u64 audited;	 /* operations audit mode let pass that enforce would refuse */
+	__u64 learned;	 /* learn events: first sight of an access no rule allows */
+	__u64 truncated; /* operations whose path did not fit BW_PATH_BUF (refused unless audit) */
 	__u64 throttled; /* deny and audit events held back by the per-cgroup rate */
 };
-_Static_assert(sizeof(struct bw_counters) == 32, "bw_counters size");
+_Static_assert(sizeof(struct bw_counters) == 48, "bw_counters size");
 
 #endif /* BPFWARDEN_H */

@@ -374,7 +374,7 @@ static int rule_net(struct fctx *fc, struct bw_rule *r, const struct bw_token *c
 	return 0;
 }
 
-static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_rule_verdict verdict)
+static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_verdict verdict)
 {
 	struct bw_token cat;
 	char q[BW_QUOTE_BUF];
@@ -462,30 +462,24 @@ static bool first_setting(struct fctx *fc, const struct bw_token *kw, struct bw_
 	return false;
 }
 
-static const char *const mode_names[] = {"unset", "enforce", "audit", "learn"};
-
 static int st_mode(struct fctx *fc, const struct bw_token *kw)
 {
 	struct bw_profile *p = fc->ps->p;
 	char q[BW_QUOTE_BUF];
-	enum bw_pmode m;
+	enum bw_mode m;
 	struct bw_token v;
 
 	if (!take(fc, kw, "missing mode: expected enforce, audit or learn", &v))
 		return -1;
-	if (tok_is(&v, "enforce")) {
-		m = BW_PMODE_ENFORCE;
-	} else if (tok_is(&v, "audit")) {
-		m = BW_PMODE_AUDIT;
-	} else if (tok_is(&v, "learn")) {
-		m = BW_PMODE_LEARN;
-	} else {
+	if (v.type != BW_TOK_WORD || bw_mode_parse(v.s, v.len, &m)) {
 		error_at(fc, &v, "bad mode '%s': expected enforce, audit or learn", show(q, &v));
 		return 0;
 	}
-	if (first_setting(fc, kw, &fc->ps->mode_at, "mode", m == p->mode, mode_names[m],
-			  mode_names[p->mode]))
+	if (first_setting(fc, kw, &fc->ps->mode_at, "mode", m == p->mode, bw_mode_name(m),
+			  bw_mode_name(p->mode))) {
 		p->mode = m;
+		p->mode_given = true;
+	}
 	return 0;
 }
 
@@ -495,15 +489,15 @@ static int st_on_deny(struct fctx *fc, const struct bw_token *kw)
 {
 	struct bw_profile *p = fc->ps->p;
 	char q[BW_QUOTE_BUF];
-	enum bw_pon_deny a;
+	unsigned a;
 	struct bw_token v;
 
 	if (!take(fc, kw, "missing action: expected log or kill", &v))
 		return -1;
 	if (tok_is(&v, "log")) {
-		a = BW_PON_DENY_LOG;
+		a = BW_ON_DENY_LOG;
 	} else if (tok_is(&v, "kill")) {
-		a = BW_PON_DENY_KILL;
+		a = BW_ON_DENY_KILL;
 	} else {
 		error_at(fc, &v, "bad on-deny action '%s': expected log or kill", show(q, &v));
 		return 0;
@@ -514,25 +508,20 @@ static int st_on_deny(struct fctx *fc, const struct bw_token *kw)
 	return 0;
 }
 
-static const char *verdict_name(enum bw_rule_verdict v)
-{
-	return v == BW_RULE_ALLOW ? "allow" : "deny";
-}
-
 static int st_default(struct fctx *fc, const struct bw_token *kw)
 {
 	struct bw_profile *p = fc->ps->p;
 	struct bw_token v, cat;
 	char q[BW_QUOTE_BUF];
-	enum bw_rule_verdict verdict;
+	enum bw_verdict verdict;
 	int first = 0, last = BW_CAT_COUNT - 1;
 
 	if (!take(fc, kw, "missing verdict: expected allow or deny", &v))
 		return -1;
 	if (tok_is(&v, "allow")) {
-		verdict = BW_RULE_ALLOW;
+		verdict = BW_V_ALLOW;
 	} else if (tok_is(&v, "deny")) {
-		verdict = BW_RULE_DENY;
+		verdict = BW_V_DENY;
 	} else {
 		error_at(fc, &v, "bad default '%s': expected allow or deny", show(q, &v));
 		return -1;
@@ -556,8 +545,8 @@ static int st_default(struct fctx *fc, const struct bw_token *kw)
 		struct bw_origin *o = &p->default_origin[c];
 		if (o->line && p->defaults[c] != verdict) {
 			error_at(fc, kw, "conflicting default for %s: '%s' here, '%s' at %s:%d",
-				 cat_names[c], verdict_name(verdict), verdict_name(p->defaults[c]),
-				 o->file, o->line);
+				 cat_names[c], bw_verdict_name(verdict),
+				 bw_verdict_name(p->defaults[c]), o->file, o->line);
 			return 0;
 		}
 	}
@@ -706,9 +695,9 @@ static void statement(struct fctx *fc)
 	advance(fc);
 
 	if (tok_is(&kw, "allow"))
-		ret = st_rule(fc, &kw, BW_RULE_ALLOW);
+		ret = st_rule(fc, &kw, BW_V_ALLOW);
 	else if (tok_is(&kw, "deny"))
-		ret = st_rule(fc, &kw, BW_RULE_DENY);
+		ret = st_rule(fc, &kw, BW_V_DENY);
 	else if (tok_is(&kw, "include"))
 		ret = st_include(fc, &kw);
 	else if (tok_is(&kw, "profile"))

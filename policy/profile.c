@@ -22,9 +22,9 @@ static struct bw_profile *profile_new(const char *name)
 		return NULL;
 	}
 	for (int c = 0; c < BW_CAT_COUNT; c++)
-		p->defaults[c] = BW_RULE_DENY;
-	p->mode = BW_PMODE_UNSET;
-	p->on_deny = BW_PON_DENY_LOG;
+		p->defaults[c] = BW_V_DENY;
+	p->mode = BW_MODE_ENFORCE;
+	p->on_deny = BW_ON_DENY_LOG;
 	return p;
 }
 
@@ -162,4 +162,31 @@ int bw_profile_load(const char *path, const char *libdir, struct bw_profile **ou
 		return err;
 	}
 	return parse_top(path, buf, len, &id, libdir, out, diags);
+}
+
+static const char *const mode_names[] = {
+    [BW_MODE_ENFORCE] = "enforce",
+    [BW_MODE_AUDIT] = "audit",
+    [BW_MODE_LEARN] = "learn",
+};
+
+const char *bw_mode_name(enum bw_mode m)
+{
+	return (unsigned)m < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[m] : "unknown";
+}
+
+int bw_mode_parse(const char *s, size_t len, enum bw_mode *out)
+{
+	for (unsigned i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (strlen(mode_names[i]) == len && !memcmp(s, mode_names[i], len)) {
+			*out = (enum bw_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *bw_verdict_name(enum bw_verdict v)
+{
+	return v == BW_V_ALLOW ? "allow" : "deny";
 }

@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The modes, verdicts and on-deny actions are the kernel's (plain __u* types). */
+#include "bpfwarden.h"
+
 /*
  * Limits of the language (docs/profile-language.md, "Limits"); the kernel's
  * own (BW_RULE_PATH_MAX, BW_MAX_RULES) are in include/bpfwarden.h.
@@ -26,13 +29,6 @@
 #define BW_UNIX_PATH_MAX 107
 
 enum bw_cat { BW_CAT_FILE = 0, BW_CAT_EXEC, BW_CAT_NET, BW_CAT_COUNT };
-
-enum bw_rule_verdict { BW_RULE_ALLOW = 1, BW_RULE_DENY = 2 };
-
-/* Profile-level mode; UNSET when the profile has no `mode` line. */
-enum bw_pmode { BW_PMODE_UNSET = 0, BW_PMODE_ENFORCE, BW_PMODE_AUDIT, BW_PMODE_LEARN };
-
-enum bw_pon_deny { BW_PON_DENY_LOG = 0, BW_PON_DENY_KILL };
 
 /* BW_NET_RAW: `allow|deny net raw`, raw IP and packet sockets (no protocol, no address). */
 enum bw_net_op { BW_NET_CONNECT = 1, BW_NET_BIND, BW_NET_RAW };
@@ -73,7 +69,7 @@ struct bw_net_rule {
 
 struct bw_rule {
 	enum bw_cat cat;
-	enum bw_rule_verdict verdict;
+	enum bw_verdict verdict; /* BW_V_ALLOW or BW_V_DENY */
 	struct bw_origin origin;
 	union {
 		struct bw_file_rule file; /* BW_CAT_FILE and BW_CAT_EXEC */
@@ -91,13 +87,18 @@ struct bw_match {
 };
 
 struct bw_profile {
-	char *name;	    /* `profile NAME`; NULL if absent (error) */
-	char *path;	    /* the top-level file as given */
-	enum bw_pmode mode; /* BW_PMODE_UNSET when absent */
-	/* BW_RULE_ALLOW or BW_RULE_DENY per category; deny when not stated */
-	enum bw_rule_verdict defaults[BW_CAT_COUNT];
+	char *name; /* `profile NAME`; NULL if absent (error) */
+	char *path; /* the top-level file as given */
+	/*
+	 * The `mode` line; without one (mode_given false) mode is
+	 * BW_MODE_ENFORCE, and the command line's --mode decides if given.
+	 */
+	enum bw_mode mode;
+	bool mode_given;
+	/* BW_V_ALLOW or BW_V_DENY per category; deny when not stated */
+	enum bw_verdict defaults[BW_CAT_COUNT];
 	struct bw_origin default_origin[BW_CAT_COUNT]; /* line 0: implicit */
-	enum bw_pon_deny on_deny;
+	unsigned on_deny;			       /* BW_ON_DENY_LOG or BW_ON_DENY_KILL */
 	struct bw_rule *rules;
 	size_t nrules;
 	struct bw_match *matches;
@@ -157,5 +158,11 @@ void bw_diags_print(FILE *f, const struct bw_diags *d);
  * terminated string), -EINVAL for NULL arguments.
  */
 int bw_origin_format(const struct bw_origin *o, char *buf, size_t len);
+
+/* "enforce", "audit", "learn" ("unknown" for anything else), and back: 0 or -EINVAL. */
+const char *bw_mode_name(enum bw_mode m);
+int bw_mode_parse(const char *s, size_t len, enum bw_mode *out);
+/* "allow" or "deny". */
+const char *bw_verdict_name(enum bw_verdict v);
 
 #endif /* BW_POLICY_PROFILE_H */

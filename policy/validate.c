@@ -97,7 +97,7 @@ static void check_duplicates(struct bw_parser *ps)
 		for (size_t k = g; k < end; k++) {
 			size_t i = order[k];
 			const struct bw_rule *r = &p->rules[i];
-			int v = r->verdict == BW_RULE_DENY;
+			int v = r->verdict == BW_V_DENY;
 			unsigned bits = access_bits(r);
 			for (int b = 0; b < 2; b++) {
 				if (!(bits & (1u << b)))

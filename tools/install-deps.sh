@@ -22,5 +22,5 @@ apt-get install -y -qq -t bookworm-backports libbpf-dev bpftool >/dev/null
 apt-get install -y -qq \
 	make gcc clang llvm pkg-config libelf-dev zlib1g-dev check libsubunit-dev \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
-	python3 iproute2 zstd util-linux mount liburing-dev git >/dev/null
+	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev git >/dev/null
 echo "install-deps: done (libbpf $(pkg-config --modversion libbpf), $(bpftool version | head -1))"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,35 +11,29 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "mounts.h"
+#include "util.h"
 
 static char root_cache[PATH_MAX];
 
+static int find_cgroup2(const struct bw_mount *m, void *arg)
+{
+	if (strcmp(m->fstype, "cgroup2"))
+		return 0;
+	snprintf(root_cache, sizeof(root_cache), "%s", m->target);
+	return 1;
+}
+
 int bw_cgroup_root(char *buf, size_t len)
 {
-	char line[4096];
-	FILE *f;
+	if (!root_cache[0]) {
+		int ret = bw_mounts_each(find_cgroup2, NULL);
 
-	if (root_cache[0])
-		goto out;
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		/* id parent maj:min root mountpoint opts ... - fstype source superopts */
-		char mnt[PATH_MAX], *sep;
-
-		sep = strstr(line, " - ");
-		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		snprintf(root_cache, sizeof(root_cache), "%s", mnt);
-		break;
+		if (ret < 0)
+			return ret;
+		if (!root_cache[0])
+			return -ENOENT;
 	}
-	fclose(f);
-	if (!root_cache[0])
-		return -ENOENT;
-out:
 	if ((size_t)snprintf(buf, len, "%s", root_cache) >= len)
 		return -ENAMETOOLONG;
 	return 0;
@@ -72,6 +66,36 @@ int bw_cgroup_resolve(const char *path, char *out, size_t len)
 	return 0;
 }
 
+int bw_cgroup_self(char *out, size_t len)
+{
+	char root[PATH_MAX], buf[PATH_MAX + 8], *p;
+	int ret;
+
+	ret = bw_cgroup_root(root, sizeof(root));
+	if (ret)
+		return ret;
+	if (bw_read_file("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	/* cgroup v2 is the "0::/path" line. */
+	p = strstr(buf, "0::");
+	if (!p || (p != buf && p[-1] != '\n'))
+		return -ENOENT;
+	p += 3;
+	p[strcspn(p, "\n")] = '\0';
+	if ((size_t)snprintf(out, len, "%s%s", root, strcmp(p, "/") ? p : "") >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int bw_cgroup_arg(const char *path, char *out, size_t len)
+{
+	int ret = bw_cgroup_resolve(path, out, len);
+
+	if (ret)
+		bw_err("%s is not a cgroup v2 directory: %s", path, strerror(-ret));
+	return ret;
+}
+
 const char *bw_cgroup_rel(const char *abs)
 {
 	char root[PATH_MAX];
@@ -100,36 +124,55 @@ int bw_cgroup_id(const char *dir, uint64_t *id)
 	return 0;
 }
 
-int bw_cgroup_walk(const char *dir, int (*fn)(const char *path, uint64_t id, void *arg), void *arg)
+/* nftw passes no argument of ours: the current walk, saved and restored so walks can nest. */
+static struct walk {
+	bw_cgroup_fn fn;
+	void *arg;
+	int ret;
+} * cur_walk;
+
+static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-	struct dirent *de;
+	struct walk *w = cur_walk;
 	uint64_t id = 0;
-	DIR *d;
 	int ret;
 
-	ret = bw_cgroup_id(dir, &id);
-	if (ret)
-		return ret;
-	ret = fn(dir, id, arg);
-	if (ret)
-		return ret;
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char sub[PATH_MAX];
-
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >= sizeof(sub))
-			continue;
-		ret = bw_cgroup_walk(sub, fn, arg);
-		if (ret && ret != -ENOENT)
-			break;
-		ret = 0;
+	/* Files, and directories removed or unreadable while we walk. */
+	if (type != FTW_D)
+		return FTW_CONTINUE;
+	ret = bw_cgroup_id(path, &id);
+	if (ret == -ENOENT && ftw->level > 0)
+		return FTW_SKIP_SUBTREE;
+	if (!ret)
+		ret = w->fn(path, id, w->arg);
+	if (ret == BW_WALK_PRUNE)
+		return FTW_SKIP_SUBTREE;
+	if (ret) {
+		w->ret = ret;
+		return FTW_STOP;
 	}
-	closedir(d);
-	return ret;
+	return FTW_CONTINUE;
+}
+
+int bw_cgroup_walk(const char *dir, bw_cgroup_fn fn, void *arg)
+{
+	struct walk w = {fn, arg, 0}, *saved = cur_walk;
+	int ret, tries = 0;
+
+	cur_walk = &w;
+	/*
+	 * nftw gives up when a directory goes between its stat and its
+	 * opendir, which a cgroup removed at that moment does: walk again
+	 * while dir itself is there (fn is then called again for cgroups it
+	 * has seen; every fn here is idempotent).
+	 * FTW_MOUNT: a cgroup tree is one file system, anything mounted
+	 * inside it is not ours.
+	 */
+	do
+		ret = nftw(dir, walk_one, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL) ? -errno : 0;
+	while (ret == -ENOENT && !w.ret && ++tries < 4 && !access(dir, F_OK));
+	cur_walk = saved;
+	return w.ret ? w.ret : ret;
 }
 
 struct find_arg {
@@ -145,14 +188,14 @@ static int find_fn(const char *path, uint64_t id, void *arg)
 	if (id != a->id)
 		return 0;
 	snprintf(a->out, a->len, "%s", path);
-	return 1;
+	return BW_WALK_STOP;
 }
 
 int bw_cgroup_find(const char *root, uint64_t id, char *out, size_t len)
 {
 	struct find_arg a = {id, out, len};
 
-	return bw_cgroup_walk(root, find_fn, &a) == 1 ? 0 : -ENOENT;
+	return bw_cgroup_walk(root, find_fn, &a) == BW_WALK_STOP ? 0 : -ENOENT;
 }
 
 static int all_hex(const char *s, size_t n)

@@ -1,242 +1,144 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bpfwarden attach / detach: govern an existing cgroup v2 subtree. attach
- * stays in the foreground streaming events; SIGINT or SIGTERM detaches and
- * exits. detach, from another shell, lets the subtree go at once; the
- * attach that governed it notices and exits.
+ * bpfwarden attach / detach / mode: govern an existing cgroup v2 subtree.
+ * attach stays in the foreground streaming events; SIGINT or SIGTERM
+ * detaches and exits. detach, from another shell, lets the subtree go at
+ * once; the attach that governed it notices and exits. mode switches a
+ * governed subtree's mode without detaching.
  */
 #include <errno.h>
 #include <stdint.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <bpf/bpf.h>
 
 #include "cgroup.h"
-#include "commands.h"
+#include "cli.h"
 #include "govern.h"
 #include "loader.h"
 #include "session.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop;
-
-static void on_stop(int sig)
+static int attach(struct bw_opts *o)
 {
-	stop = sig;
-}
-
-static int still_ours(struct bw_session *s)
-{
-	struct bw_cgroup v;
-
-	if (access(s->cgdir, F_OK))
-		return 0;
-	return !bpf_map_lookup_elem(s->maps.cgroups, &s->ev.cgroup_id, &v) &&
-	       v.policy == s->slot.id;
-}
-
-int cmd_attach(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"cgroup", required_argument, NULL, 'c'},
-	    {"profile", required_argument, NULL, 'p'},
-	    {"mode", required_argument, NULL, 'm'},
-	    {"log", required_argument, NULL, 'l'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"event-rate", required_argument, NULL, 'r'},
-	    {},
-	};
-	const char *cgroup = NULL, *profile = NULL, *mode = NULL, *log = NULL;
-	struct sigaction sa = {.sa_handler = on_stop};
+	struct bw_loop loop = {.child_fd = -1, .watch = true};
 	struct bw_session s;
 	char cgdir[PATH_MAX];
-	int c, ret;
+	int ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:p:m:l:vr:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cgroup = optarg;
-			break;
-		case 'p':
-			profile = optarg;
-			break;
-		case 'm':
-			mode = optarg;
-			break;
-		case 'l':
-			log = optarg;
-			break;
-		case 'v':
-			bw_verbose = true;
-			break;
-		case 'r':
-			if (bw_parse_event_rate(optarg))
-				return 2;
-			break;
-		default:
-			goto usage;
-		}
-	}
-	if (!cgroup || !profile || optind != argc)
-		goto usage;
-	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
-	if (ret) {
-		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
+	if (bw_cgroup_arg(o->cgroup, cgdir, sizeof(cgdir)))
 		return 1;
-	}
-	ret = bw_session_prepare(&s, profile, mode, log);
+	ret = bw_session_prepare(&s, o);
 	if (!ret && bw_session_govern(&s, cgdir))
 		ret = 1;
 	if (ret) {
-		s.governing = false;
 		bw_session_end(&s);
 		return ret;
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	while (!stop) {
-		bw_events_poll(&s.ev, 200);
-		bw_events_check_lost(&s.ev);
-		if (!still_ours(&s)) {
-			bw_events_agent(&s.ev, "detached by another command or cgroup removed");
-			s.governing = false;
-			break;
-		}
-	}
-	if (stop)
+	bw_session_signals(false);
+	if (bw_session_loop(&s, &loop) == BW_LOOP_GONE)
+		bw_events_agent(&s.ev, "detached by another command or cgroup removed");
+	else
 		bw_events_agent(&s.ev, "detaching on signal");
 	bw_session_end(&s);
 	return 0;
-usage:
-	fprintf(stderr,
-		"usage: bpfwarden attach --cgroup PATH --profile FILE [--mode enforce|audit|learn] "
-		"[--log FILE] [--event-rate N] [-v]\n");
-	return 2;
 }
 
-int cmd_detach(int argc, char **argv)
+/* The pinned maps, for commands that change what is governed without loading anything. */
+static int open_pinned(struct bw_maps *m)
 {
-	static const struct option opts[] = {
-	    {"cgroup", required_argument, NULL, 'c'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {},
-	};
+	if (!bw_open_pinned(m))
+		return 0;
+	bw_err("nothing is governed: no pinned state under %s", BW_PIN_ROOT);
+	return 1;
+}
+
+static int detach(struct bw_opts *o)
+{
 	struct bw_maps m = BW_MAPS_INIT;
-	const char *cgroup = NULL;
 	char cgdir[PATH_MAX];
 	uint32_t slot = UINT32_MAX; /* whichever governs the named cgroup */
-	int c, ret;
+	int ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:v", opts, NULL)) != -1) {
-		if (c == 'c')
-			cgroup = optarg;
-		else if (c == 'v')
-			bw_verbose = true;
-		else
-			goto usage;
-	}
-	if (!cgroup || optind != argc)
-		goto usage;
-	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
-	if (ret) {
-		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
+	if (bw_cgroup_arg(o->cgroup, cgdir, sizeof(cgdir)) || open_pinned(&m))
 		return 1;
-	}
-	ret = bw_open_pinned(&m);
-	if (ret) {
-		bw_err("nothing is governed: no pinned state under %s", BW_PIN_ROOT);
-		return 1;
-	}
-	ret = bw_lock(&m);
-	if (!ret)
-		ret = bw_ungovern(&m, cgdir, &slot);
-	bw_unlock(&m);
+	ret = bw_ungovern(&m, cgdir, &slot);
 	bw_maps_close(&m);
-	if (ret == -ENOENT) {
-		bw_err("%s is not governed", cgdir);
-		return 1;
-	}
 	if (ret) {
-		bw_err("cannot detach %s: %s", cgdir, strerror(-ret));
+		bw_err("%s: %s", cgdir, ret == -ENOENT ? "not governed" : strerror(-ret));
 		return 1;
 	}
 	printf("detached %s (policy slot %u)\n", bw_cgroup_rel(cgdir), slot);
 	return 0;
-usage:
-	fprintf(stderr, "usage: bpfwarden detach --cgroup PATH\n");
-	return 2;
 }
 
-/* bpfwarden mode: switch a governed subtree's mode; each cgroup's entry changes atomically. */
-struct mode_arg {
-	struct bw_maps *m;
-	unsigned mode;
-	int changed;
-};
-
-static int mode_fn(const char *path, uint64_t id, void *arg)
+static int mode(struct bw_opts *o)
 {
-	struct mode_arg *a = arg;
-	struct bw_cgroup v;
-
-	if (bpf_map_lookup_elem(a->m->cgroups, &id, &v))
-		return 0;
-	v.mode = a->mode;
-	if (bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_EXIST))
-		return -errno;
-	a->changed++;
-	return 0;
-}
-
-int cmd_mode(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"cgroup", required_argument, NULL, 'c'},
-	    {},
-	};
 	struct bw_maps m = BW_MAPS_INIT;
-	struct mode_arg a = {.m = &m};
-	const char *cgroup = NULL;
 	char cgdir[PATH_MAX];
-	int c, ret;
+	int ret, n;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
-		if (c == 'c')
-			cgroup = optarg;
-		else
-			goto usage;
-	}
-	if (!cgroup || optind != argc - 1 || bw_parse_mode(argv[optind], &a.mode))
-		goto usage;
-	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
-	if (ret) {
-		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
+	if (bw_cgroup_arg(o->cgroup, cgdir, sizeof(cgdir)) || open_pinned(&m))
 		return 1;
-	}
-	if (bw_open_pinned(&m)) {
-		bw_err("nothing is governed: no pinned state under %s", BW_PIN_ROOT);
-		return 1;
-	}
-	ret = bw_lock(&m);
-	if (!ret)
-		ret = bw_cgroup_walk(cgdir, mode_fn, &a);
-	bw_unlock(&m);
+	ret = bw_govern_set_mode(&m, cgdir, o->mode, &n);
 	bw_maps_close(&m);
-	if (ret || !a.changed) {
-		bw_err("%s: %s", cgdir, ret ? strerror(-ret) : "not governed");
+	if (ret) {
+		bw_err("%s: %s", cgdir, ret == -ENOENT ? "not governed" : strerror(-ret));
 		return 1;
 	}
-	printf("%s: %s (%d cgroups)\n", bw_cgroup_rel(cgdir), bw_mode_name(a.mode), a.changed);
+	printf("%s: %s (%d cgroups)\n", bw_cgroup_rel(cgdir), bw_mode_name(o->mode), n);
 	return 0;
-usage:
-	fprintf(stderr, "usage: bpfwarden mode --cgroup PATH enforce|audit|learn\n");
-	return 2;
 }
+
+static const struct argp attach_argp, mode_argp;
+
+/* What each of the three needs beyond the options' own checks. */
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct bw_opts *o = st->input;
+
+	if (key != ARGP_KEY_END)
+		return bw_parse_opt(key, arg, st);
+	if (!o->cgroup) {
+		argp_error(st, "--cgroup is needed");
+		return EINVAL;
+	}
+	if (st->root_argp == &attach_argp && !o->profile) {
+		argp_error(st, "--profile is needed");
+		return EINVAL;
+	}
+	if (st->root_argp == &mode_argp) {
+		if (o->nargs != 1) {
+			argp_error(st, "one MODE is needed: enforce, audit or learn");
+			return EINVAL;
+		}
+		if (bw_mode_parse(o->args[0], strlen(o->args[0]), &o->mode)) {
+			argp_error(st, "unknown mode '%s' (enforce, audit or learn)", o->args[0]);
+			return EINVAL;
+		}
+		o->nargs = 0;
+	}
+	return bw_parse_opt(key, arg, st);
+}
+
+static const struct argp_option attach_options[] = {
+    BW_OPT_CGROUP, BW_OPT_PROFILE, BW_OPT_MODE, BW_OPT_LOG, BW_OPT_EVENT_RATE, BW_OPTS_COMMON,
+};
+static const struct argp_option cgroup_options[] = {BW_OPT_CGROUP, BW_OPTS_COMMON};
+
+static const struct argp attach_argp = {
+    attach_options, parse, NULL,
+    "Govern an existing cgroup subtree with a profile. In the foreground, streaming its "
+    "events.\vSIGINT or SIGTERM lets the subtree go and exits; so does `bpfwarden detach` "
+    "from another shell."};
+static const struct argp detach_argp = {
+    cgroup_options, parse, NULL,
+    "Let a governed cgroup subtree go. Its attach, if still running, notices and exits."};
+static const struct argp mode_argp = {
+    cgroup_options, parse, "MODE",
+    "Switch a governed subtree's mode without detaching. MODE is enforce, audit or "
+    "learn.\vEach "
+    "cgroup's entry changes at once: the kernel decides under the old mode or the new."};
+
+const struct bw_command bw_cmd_attach = {"attach", &attach_argp, attach, 0};
+const struct bw_command bw_cmd_detach = {"detach", &detach_argp, detach, 0};
+const struct bw_command bw_cmd_mode = {"mode", &mode_argp, mode, 0};

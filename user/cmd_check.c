@@ -1,28 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * `bpfwarden check FILE...`: parse each profile with its includes, print
- * every diagnostic, and say which profiles are valid. Loads nothing into
- * the kernel and needs no privilege.
+ * `bpfwarden check FILE...`: parse each profile with its includes and
+ * compile it as `run` would (so a profile over a kernel limit fails here,
+ * not at load), print every diagnostic, and say which profiles are valid.
+ * Loads nothing into the kernel and needs no privilege.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_check.h"
+#include "cli.h"
+#include "compile.h"
 #include "libdir.h"
 #include "profile.h"
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: bpfwarden check FILE...\n"
-		   "Validate profiles: errors and warnings are printed as\n"
-		   "FILE:LINE:COL: error: MESSAGE; exit status 1 if any profile has an error.\n"
-		   "Includes are looked up next to the including file, then in the profile\n"
-		   "library: $BPFWARDEN_PROFILE_DIR if set, else profiles/ in the build tree\n"
-		   "the binary is in, else <prefix>/share/bpfwarden/profiles for a binary\n"
-		   "installed in <prefix>/sbin.\n");
-}
 
 static int check_one(const char *path, const char *lib)
 {
@@ -32,43 +23,32 @@ static int check_one(const char *path, const char *lib)
 
 	err = bw_profile_load(path, lib, &p, &diags);
 	bw_diags_print(stderr, &diags);
+	if (err == 0) {
+		/* What the kernel's maps cannot hold is found by compiling, as run would. */
+		struct bw_compiled c;
+		char msg[512] = "";
+
+		err = bw_compile(p, &c, msg, sizeof(msg));
+		if (err)
+			fprintf(stderr, "%s\n", msg[0] ? msg : strerror(-err));
+		bw_compiled_free(&c);
+	} else if (err != -EINVAL || diags.nerrors == 0) {
+		fprintf(stderr, "bpfwarden check: %s: %s\n", path, strerror(-err));
+	}
 	if (err == 0)
 		printf("%s: ok (%zu rules)\n", path, p->nrules);
-	else if (err != -EINVAL || diags.nerrors == 0)
-		fprintf(stderr, "bpfwarden check: %s: %s\n", path, strerror(-err));
 	bw_profile_free(p);
 	bw_diags_free(&diags);
 	return err ? 1 : 0;
 }
 
-int cmd_check(int argc, char **argv)
+static int check(struct bw_opts *o)
 {
 	const char *lib = bw_profile_libdir();
-	int first = 1, ret = 0;
+	int ret = 0;
 
-	for (; first < argc; first++) {
-		const char *a = argv[first];
-		if (strcmp(a, "--") == 0) {
-			first++;
-			break;
-		}
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			usage(stdout);
-			return 0;
-		}
-		if (a[0] != '-' || a[1] == '\0')
-			break;
-		fprintf(stderr, "bpfwarden check: unknown option '%s'\n", a);
-		usage(stderr);
-		return 2;
-	}
-	if (first >= argc) {
-		fprintf(stderr, "bpfwarden check: no profile given\n");
-		usage(stderr);
-		return 2;
-	}
-	for (int i = first; i < argc; i++) {
-		if (check_one(argv[i], lib))
+	for (int i = 0; i < o->nargs; i++) {
+		if (check_one(o->args[i], lib))
 			ret = 1;
 	}
 	/* Results go to a pipe as often as to a terminal: make sure they left. */
@@ -78,3 +58,45 @@ int cmd_check(int argc, char **argv)
 	}
 	return ret;
 }
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct bw_opts *o = st->input;
+
+	if (key == ARGP_KEY_END && !o->nargs) {
+		argp_error(st, "no profile given");
+		return EINVAL;
+	}
+	return bw_parse_opt(key, arg, st);
+}
+
+/* The profile library is known at run time only: the help's last words say where it is. */
+static char *help_filter(int key, const char *text, void *input)
+{
+	const char *lib;
+	char *out;
+
+	if (key != ARGP_KEY_HELP_POST_DOC)
+		return (char *)text;
+	lib = bw_profile_libdir();
+	if (asprintf(&out, "%s%s.", text, lib ? lib : "(none)") < 0)
+		return NULL;
+	return out;
+}
+
+static const struct argp_option options[] = {BW_OPTS_COMMON};
+
+static const struct argp argp = {
+    options,
+    parse,
+    "FILE...",
+    "Validate profiles. With their includes; nothing is loaded, no privilege is needed.\v"
+    "Errors and warnings are printed as FILE:LINE:COL: error: MESSAGE, and a line "
+    "`FILE: ok (N rules)` for each valid profile; exit status 1 if any profile has an "
+    "error. Includes are looked up next to the including file, then in the profile "
+    "library ($BPFWARDEN_PROFILE_DIR if set, else profiles/ in the build tree this binary is "
+    "in, else <prefix>/share/bpfwarden/profiles for one installed in <prefix>/sbin), here ",
+    NULL,
+    help_filter};
+
+const struct bw_command bw_cmd_check = {"check", &argp, check, 0};

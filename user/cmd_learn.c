@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/stat.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,34 +19,11 @@
 #include <bpf/bpf.h>
 
 #include "cgroup.h"
-#include "commands.h"
+#include "cli.h"
 #include "learn.h"
 #include "learn_agent.h"
 #include "session.h"
 #include "util.h"
-
-static volatile sig_atomic_t stop;
-
-static void on_stop(int sig)
-{
-	stop = sig;
-}
-
-/* --duration: a whole positive number of seconds; -EINVAL after saying why. */
-static int parse_duration(const char *s, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0) {
-		bw_err("--duration wants a whole number of seconds, not '%s'", s);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
 
 /* One learn set per cgroup seen, for --all. */
 struct cg_learned {
@@ -112,6 +88,7 @@ struct all_ctx {
 	struct cg_learned *v;
 	size_t n;
 	unsigned long events;
+	long shown; /* when the progress line was last written */
 };
 
 static void learn_all_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe)
@@ -159,40 +136,28 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 	bw_learn_event(c->set, ev, path, exe);
 }
 
-struct all_gov {
-	struct bw_maps *m;
-	struct bw_cgroup v;
-	uint64_t self;	     /* the agent's own cgroup: observing it would observe the agent */
-	char skip[PATH_MAX]; /* <root>/bpfwarden: run and attach make their cgroups there */
-	int n;
-};
-
-/* Govern every cgroup not governed already; another session's stay its own. */
-static int all_gov_fn(const char *path, uint64_t id, void *arg)
+/* The agent record that says why learning ended (enum bw_loop_end). */
+static const char *learn_end(int why)
 {
-	struct all_gov *g = arg;
-	size_t k = strlen(g->skip);
-
-	if (id == g->self || (!strncmp(path, g->skip, k) && (path[k] == '/' || !path[k])))
-		return 0;
-	if (!bpf_map_update_elem(g->m->cgroups, &id, &g->v, BPF_NOEXIST))
-		g->n++;
-	return 0;
+	return why == BW_LOOP_SIGNAL ? "learning stopped on signal"
+	       : why == BW_LOOP_GONE ? "learning ended: the cgroup was removed or let go"
+				     : "learning time is up";
 }
 
-/* The agent's own cgroup v2 directory, from the "0::/path" line of /proc/self/cgroup. */
-static int own_cgroup(const char *root, char *out, size_t len)
+/* The progress line, on a terminal, once a second. */
+static int progress(struct bw_session *s, void *arg)
 {
-	char buf[PATH_MAX + 8], *p;
+	struct all_ctx *a = arg;
+	size_t objects = 0, k;
+	long now = time(NULL);
 
-	if (bw_read_file("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
-		return -ENOENT;
-	p = strstr(buf, "0::");
-	if (!p)
-		return -ENOENT;
-	p += 3;
-	p[strcspn(p, "\n")] = '\0';
-	snprintf(out, len, "%s%s", root, strcmp(p, "/") ? p : "");
+	if (now == a->shown)
+		return 0;
+	a->shown = now;
+	for (k = 0; k < a->n; k++)
+		objects += bw_learn_count(a->v[k].set);
+	fprintf(stderr, "\rlearning: %lu events, %zu distinct objects, %zu cgroups, %llu lost   ",
+		a->events, objects, a->n, (unsigned long long)s->ev.lost);
 	return 0;
 }
 
@@ -213,14 +178,22 @@ static void profile_file_name(const char *cgpath, char *out, size_t len)
 		snprintf(out, len, "root");
 }
 
-static int learn_all(const char *profile, long duration, const char *outdir, const char *log)
+/* Settings of the profile writer (learn_agent.c) from the command line. */
+static void learn_options(const struct bw_opts *o)
 {
-	struct sigaction sa = {.sa_handler = on_stop};
+	bw_learn_min_children = o->min_children;
+	bw_learn_flags = o->learn_flags;
+}
+
+/* learn --all and audit --all (outdir NULL: no profiles, the summary only). */
+static int learn_all(struct bw_opts *o, const char *outdir)
+{
 	struct all_ctx a = {};
-	struct all_gov g = {};
+	struct bw_loop loop = {.duration = o->duration, .child_fd = -1};
 	struct bw_session s;
-	char root[PATH_MAX], self[PATH_MAX], line[128];
-	time_t end = 0, last = 0;
+	char root[PATH_MAX], self[PATH_MAX], skip[PATH_MAX + 16], line[PATH_MAX + 128];
+	uint64_t self_id = 0;
+	int n;
 	size_t i;
 	int ret, tty = isatty(STDERR_FILENO), failed = 0;
 
@@ -228,7 +201,9 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 		bw_err("cannot create %s: %s", outdir, strerror(errno));
 		return 1;
 	}
-	ret = bw_session_prepare(&s, profile, "learn", log);
+	o->mode = BW_MODE_LEARN;
+	o->mode_given = true;
+	ret = bw_session_prepare(&s, o);
 	if (!ret && bw_cgroup_root(root, sizeof(root)))
 		ret = 1;
 	if (ret) {
@@ -239,57 +214,40 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 	snprintf(s.ev.cgroup_dir, sizeof(s.ev.cgroup_dir), "%s", root);
 	bw_cgroup_id(root, &s.ev.cgroup_id);
 	snprintf(s.cgdir, sizeof(s.cgdir), "%s", root);
-	g.m = &s.maps;
-	g.v.policy = s.slot.id;
-	g.v.mode = BW_MODE_LEARN;
-	snprintf(g.skip, sizeof(g.skip), "%s/bpfwarden", root);
-	if (own_cgroup(root, self, sizeof(self)) == 0)
-		bw_cgroup_id(self, &g.self);
-	ret = bw_lock(&s.maps);
-	if (!ret) {
-		ret = bw_cgroup_walk(root, all_gov_fn, &g);
-		s.governing = true;
-		bw_unlock(&s.maps);
-	}
+	/*
+	 * Not the agent's own cgroup (observing it would observe the agent),
+	 * nor <root>/bpfwarden, where run and attach make their cgroups.
+	 */
+	snprintf(skip, sizeof(skip), "%s/bpfwarden", root);
+	if (!bw_cgroup_self(self, sizeof(self)))
+		bw_cgroup_id(self, &self_id);
+	ret = bw_govern_all(&s.maps, root, s.slot.id, BW_MODE_LEARN, skip, self_id, &n);
+	s.governing = true;
 	if (ret) {
 		bw_err("cannot govern the cgroups of this host: %s", strerror(-ret));
 		bw_session_end(&s);
 		return 1;
 	}
-	snprintf(line, sizeof(line), "learning on %d cgroups (all but the agent's own and %s)", g.n,
-		 bw_cgroup_rel(g.skip));
+	snprintf(line, sizeof(line), "learning on %d cgroups (all but the agent's own and %s)", n,
+		 bw_cgroup_rel(skip));
 	bw_events_agent(&s.ev, line);
 	a.ev = &s.ev;
 	s.ev.on_learn = learn_all_event;
 	s.ev.on_deny = learn_all_event; /* counted per cgroup in the summary */
 	s.ev.learn_ctx = &a;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (duration)
-		end = time(NULL) + duration;
-	while (!stop && (!end || time(NULL) < end)) {
-		bw_events_poll(&s.ev, 200);
-		bw_events_check_lost(&s.ev);
-		if (tty && time(NULL) != last) {
-			size_t objects = 0, k;
-
-			last = time(NULL);
-			for (k = 0; k < a.n; k++)
-				objects += bw_learn_count(a.v[k].set);
-			fprintf(stderr,
-				"\rlearning: %lu events, %zu distinct objects, %zu cgroups, %llu "
-				"lost   ",
-				a.events, objects, a.n, (unsigned long long)s.ev.lost);
-		}
+	if (tty) {
+		loop.tick = progress;
+		loop.arg = &a;
 	}
-	while (bw_events_poll(&s.ev, 0) > 0)
-		;
+	bw_session_signals(false);
+	ret = bw_session_loop(&s, &loop);
 	if (tty)
 		fprintf(stderr, "\n");
-	bw_events_agent(&s.ev, stop ? "learning stopped on signal" : "learning time is up");
+	bw_events_agent(&s.ev, learn_end(ret));
 	bw_session_end(&s);
 
 	/* The summary: per cgroup, what it did that no rule allowed (learn events). */
+	learn_options(o);
 	printf("%-40s %-24s %7s %8s %7s %7s %7s  %s\n", "cgroup", "what", "files", "programs",
 	       "network", "objects", "denials", outdir ? "profile" : "");
 	for (i = 0; i < a.n; i++) {
@@ -316,152 +274,88 @@ static int learn_all(const char *profile, long duration, const char *outdir, con
 	return failed;
 }
 
-/* bpfwarden audit --all: the host-wide learn session, reported, no profiles written. */
-int cmd_audit(int argc, char **argv)
+static int learn(struct bw_opts *o)
 {
-	static const struct option opts[] = {
-	    {"all", no_argument, NULL, 'a'},	   {"duration", required_argument, NULL, 'd'},
-	    {"log", required_argument, NULL, 'l'}, {"profile", required_argument, NULL, 'p'},
-	    {"verbose", no_argument, NULL, 'v'},   {},
-	};
-	const char *log = NULL, *profile = NULL;
-	bool all = false;
-	long duration = 0;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "ad:l:p:v", opts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			all = true;
-			break;
-		case 'd':
-			if (parse_duration(optarg, &duration))
-				return 2;
-			break;
-		case 'l':
-			log = optarg;
-			break;
-		case 'p':
-			profile = optarg;
-			break;
-		case 'v':
-			bw_verbose = true;
-			break;
-		default:
-			goto usage;
-		}
-	}
-	if (!all || optind != argc)
-		goto usage;
-	return learn_all(profile, duration, NULL, log);
-usage:
-	fprintf(stderr, "usage: bpfwarden audit --all [--duration SECONDS] [--log FILE]\n");
-	return 2;
-}
-
-int cmd_learn(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"cgroup", required_argument, NULL, 'c'},
-	    {"profile", required_argument, NULL, 'p'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"log", required_argument, NULL, 'l'},
-	    {"all", no_argument, NULL, 'a'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    BW_LEARN_OPTIONS,
-	    {},
-	};
-	const char *cgroup = NULL, *profile = NULL, *output = NULL, *log = NULL;
-	struct sigaction sa = {.sa_handler = on_stop};
+	struct bw_loop loop = {.duration = o->duration, .child_fd = -1, .watch = true};
 	struct bw_learn_set *set;
 	struct bw_session s;
 	char cgdir[PATH_MAX];
-	long duration = 0;
-	time_t end = 0;
-	bool all = false;
-	int c, ret;
+	int ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:p:d:o:l:vM:E", opts, NULL)) != -1) {
-		switch (c) {
-		case 'M':
-		case 'E':
-			if (bw_learn_option(c, optarg) < 0)
-				return 2;
-			break;
-		case 'c':
-			cgroup = optarg;
-			break;
-		case 'p':
-			profile = optarg;
-			break;
-		case 'd':
-			if (parse_duration(optarg, &duration))
-				return 2;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'l':
-			log = optarg;
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'v':
-			bw_verbose = true;
-			break;
-		default:
-			goto usage;
-		}
-	}
-	if (!output || optind != argc || (!cgroup == !all))
-		goto usage;
-	if (all)
-		return learn_all(profile, duration, output, log);
-	ret = bw_cgroup_resolve(cgroup, cgdir, sizeof(cgdir));
-	if (ret) {
-		bw_err("%s is not a cgroup v2 directory: %s", cgroup, strerror(-ret));
+	if (o->all)
+		return learn_all(o, o->output);
+	if (bw_cgroup_arg(o->cgroup, cgdir, sizeof(cgdir)))
 		return 1;
-	}
 	set = bw_learn_new();
 	if (!set)
 		return 1;
-	ret = bw_session_prepare(&s, profile, "learn", log);
+	o->mode = BW_MODE_LEARN;
+	o->mode_given = true;
+	ret = bw_session_prepare(&s, o);
 	if (!ret && bw_session_govern(&s, cgdir))
 		ret = 1;
 	if (ret) {
-		s.governing = false;
 		bw_session_end(&s);
 		bw_learn_free(set);
 		return ret;
 	}
 	s.ev.on_learn = bw_learn_event;
 	s.ev.learn_ctx = set;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (duration)
-		end = time(NULL) + duration;
-	while (!stop && (!end || time(NULL) < end)) {
-		bw_events_poll(&s.ev, 200);
-		bw_events_check_lost(&s.ev);
-	}
-	while (bw_events_poll(&s.ev, 0) > 0)
-		;
-	bw_events_agent(&s.ev, stop ? "learning stopped on signal" : "learning time is up");
+	bw_session_signals(false);
+	bw_events_agent(&s.ev, learn_end(bw_session_loop(&s, &loop)));
 	bw_session_end(&s);
-	ret = bw_learn_save(set, output, bw_cgroup_rel(cgdir));
+	learn_options(o);
+	ret = bw_learn_save(set, o->output, bw_cgroup_rel(cgdir));
 	bw_info("learned %zu distinct objects from %llu accesses", bw_learn_count(set),
 		(unsigned long long)bw_learn_events(set));
 	bw_learn_free(set);
 	return ret ? 1 : 0;
-usage:
-	fprintf(stderr,
-		"usage: bpfwarden learn --cgroup PATH [--profile FILE] [--duration SECONDS] "
-		"--output FILE [--log FILE] [--min-children N] [--exact]\n"
-		"       bpfwarden learn --all [--profile FILE] [--duration SECONDS] --output DIR "
-		"[--log FILE] [--min-children N] [--exact]\n");
-	return 2;
 }
+
+/* bpfwarden audit --all: the host-wide learn session, reported, no profiles written. */
+static int audit(struct bw_opts *o)
+{
+	return learn_all(o, NULL);
+}
+
+static const struct argp learn_argp;
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct bw_opts *o = st->input;
+
+	if (key != ARGP_KEY_END)
+		return bw_parse_opt(key, arg, st);
+	if (st->root_argp == &learn_argp && !o->cgroup == !o->all)
+		argp_error(st, "either --cgroup or --all is needed, not both");
+	else if (st->root_argp == &learn_argp && !o->output)
+		argp_error(st, "--output is needed");
+	else if (st->root_argp != &learn_argp && !o->all)
+		argp_error(st, "--all is needed (audit covers the whole host)");
+	else
+		return bw_parse_opt(key, arg, st);
+	return EINVAL;
+}
+
+static const struct argp_option learn_options_table[] = {
+    BW_OPT_CGROUP,  BW_OPT_ALL, BW_OPT_DURATION, BW_OPT_OUTPUT,
+    BW_OPT_PROFILE, BW_OPT_LOG, BW_OPTS_LEARN,	 BW_OPTS_COMMON,
+};
+static const struct argp_option audit_options[] = {
+    BW_OPT_ALL, BW_OPT_DURATION, BW_OPT_PROFILE, BW_OPT_LOG, BW_OPTS_COMMON,
+};
+
+static const struct argp learn_argp = {
+    learn_options_table, parse, NULL,
+    "Learn a profile from what a cgroup does. What a cgroup subtree (--cgroup) or every "
+    "cgroup of the host (--all) does, for --duration or until SIGINT or SIGTERM, is written "
+    "as a profile (--all: one per cgroup, in the directory --output).\vNothing is blocked but what "
+    "--profile denies itself; "
+    "docs/learn.md says how the profile is written."};
+static const struct argp audit_argp = {
+    audit_options, parse, NULL,
+    "Learn on the whole host and print a summary. One line per cgroup says what it did; no "
+    "profile is written."};
+
+const struct bw_command bw_cmd_learn = {"learn", &learn_argp, learn, 0};
+const struct bw_command bw_cmd_audit = {"audit", &audit_argp, audit, 0};

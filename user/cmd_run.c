@@ -8,10 +8,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,28 +24,14 @@
 #include <ctype.h>
 
 #include "cgroup.h"
+#include "cli.h"
 #include "learn.h"
 #include "learn_agent.h"
-#include "commands.h"
 #include "session.h"
 #include "util.h"
 
-static volatile sig_atomic_t got_term;
-
-static void on_term(int sig)
-{
-	got_term = sig;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: bpfwarden run --profile FILE [--mode enforce|audit|learn] [--log FILE] "
-		   "[--event-rate N] [-v] -- CMD [ARG...]\n"
-		   "       bpfwarden run --mode learn [--profile FILE] --output PROFILE "
-		   "[--min-children N] [--exact] -- CMD [ARG...]\n");
-}
-
-static pid_t spawn_in_cgroup(const char *cgdir, char **argv)
+/* Start argv in cgdir; *pidfd wakes the event loop when it exits. */
+static pid_t spawn_in_cgroup(const char *cgdir, char **argv, int *pidfd)
 {
 	struct clone_args args = {};
 	int cgfd;
@@ -54,9 +40,10 @@ static pid_t spawn_in_cgroup(const char *cgdir, char **argv)
 	cgfd = open(cgdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgfd < 0)
 		return -errno;
-	args.flags = CLONE_INTO_CGROUP;
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
 	args.exit_signal = SIGCHLD;
 	args.cgroup = (__u64)cgfd;
+	args.pidfd = (__u64)(uintptr_t)pidfd;
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0) {
 		int ret = -errno;
@@ -113,77 +100,20 @@ static int make_run_cgroup(char *out, size_t len)
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
+static int run(struct bw_opts *o)
 {
-	static const struct option opts[] = {
-	    {"profile", required_argument, NULL, 'p'},
-	    {"mode", required_argument, NULL, 'm'},
-	    {"log", required_argument, NULL, 'l'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"event-rate", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},
-	    BW_LEARN_OPTIONS,
-	    {},
-	};
-	const char *profile = NULL, *mode = NULL, *log = NULL, *output = NULL;
 	struct bw_learn_set *learned = NULL;
 	struct bw_session s;
-	struct sigaction sa = {.sa_handler = on_term};
-	char cgdir[PATH_MAX];
-	int c, ret, status = 0, exit_code;
-	pid_t child;
+	struct bw_loop loop = {.child_fd = -1};
+	char cgdir[PATH_MAX], **argv = o->args;
+	int ret, exit_code;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:m:l:o:vhr:M:E", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			profile = optarg;
-			break;
-		case 'm':
-			mode = optarg;
-			break;
-		case 'l':
-			log = optarg;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'v':
-			bw_verbose = true;
-			break;
-		case 'r':
-			if (bw_parse_event_rate(optarg))
-				return 2;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'M':
-		case 'E':
-			if (bw_learn_option(c, optarg) < 0)
-				return 2;
-			break;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind >= argc || (!profile && !(mode && !strcmp(mode, "learn")))) {
-		usage(stderr);
-		return 2;
-	}
-	if (output && !(mode && !strcmp(mode, "learn"))) {
-		bw_err("--output writes the learned profile: it needs --mode learn");
-		return 2;
-	}
-
-	ret = bw_session_prepare(&s, profile, mode, log);
+	ret = bw_session_prepare(&s, o);
 	if (ret) {
 		bw_session_end(&s);
 		return ret;
 	}
-	if (output) {
+	if (o->output) {
 		learned = bw_learn_new();
 		if (!learned) {
 			bw_session_end(&s);
@@ -204,48 +134,65 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGINT, SIG_IGN); /* the terminal's ^C reaches the command itself */
-	child = spawn_in_cgroup(cgdir, argv + optind);
-	if (child < 0) {
-		bw_err("cannot start %s in %s: %s", argv[optind], cgdir, strerror(-child));
+	bw_session_signals(true);
+	loop.child = spawn_in_cgroup(cgdir, argv, &loop.child_fd);
+	if (loop.child < 0) {
+		bw_err("cannot start %s in %s: %s", argv[0], cgdir, strerror(-loop.child));
 		exit_code = 1;
-		goto out;
+	} else {
+		bw_session_loop(&s, &loop);
+		close(loop.child_fd);
+		exit_code = WIFEXITED(loop.child_status)     ? WEXITSTATUS(loop.child_status)
+			    : WIFSIGNALED(loop.child_status) ? 128 + WTERMSIG(loop.child_status)
+							     : 1;
 	}
-	for (;;) {
-		pid_t r;
-
-		bw_events_poll(&s.ev, 50);
-		bw_events_check_lost(&s.ev);
-		if (got_term) {
-			kill(child, got_term);
-			got_term = 0;
-		}
-		r = waitpid(child, &status, WNOHANG);
-		if (r == child)
-			break;
-		if (r < 0 && errno != EINTR) {
-			status = 0;
-			break;
-		}
-	}
-	exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-out:
 	empty_cgroup(cgdir);
-	/* Drain what the last processes produced before the slot goes away. */
-	while (bw_events_poll(&s.ev, 0) > 0)
-		;
-	if (s.ev.denials || s.ev.lost)
-		bw_info("%s: %llu denied, %llu events lost", argv[optind],
-			(unsigned long long)s.ev.denials, (unsigned long long)s.ev.lost);
+	/* Ends with a drain: what the last processes did is logged before the slot goes. */
 	bw_session_end(&s);
+	if (s.ev.denials || s.ev.lost)
+		bw_info("%s: %llu denied, %llu events lost", argv[0],
+			(unsigned long long)s.ev.denials, (unsigned long long)s.ev.lost);
 	if (rmdir(cgdir))
 		bw_err("cannot remove %s: %s", cgdir, strerror(errno));
 	if (learned) {
-		if (bw_learn_save(learned, output, argv[optind]))
+		bw_learn_min_children = o->min_children;
+		bw_learn_flags = o->learn_flags;
+		if (bw_learn_save(learned, o->output, argv[0]))
 			exit_code = exit_code ? exit_code : 1;
 		bw_learn_free(learned);
 	}
 	return exit_code;
 }
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct bw_opts *o = st->input;
+	bool learn = o->mode_given && o->mode == BW_MODE_LEARN;
+
+	if (key != ARGP_KEY_END)
+		return bw_parse_opt(key, arg, st);
+	if (!o->nargs)
+		argp_error(st, "no command to run");
+	else if (!o->profile && !learn)
+		argp_error(st, "--profile is needed (learning from nothing: --mode learn)");
+	else if (o->output && !learn)
+		argp_error(st, "--output writes the learned profile: it needs --mode learn");
+	else
+		return bw_parse_opt(key, arg, st);
+	return EINVAL;
+}
+
+static const struct argp_option options[] = {
+    BW_OPT_PROFILE, BW_OPT_MODE,   BW_OPT_LOG,	   BW_OPT_EVENT_RATE,
+    BW_OPT_OUTPUT,  BW_OPTS_LEARN, BW_OPTS_COMMON,
+};
+
+static const struct argp argp = {
+    options, parse, "-- CMD [ARG...]",
+    "Run a command under a profile. CMD starts in a new cgroup, governed before CMD's first "
+    "instruction; when it exits, the cgroup is emptied and removed, and the exit status is "
+    "CMD's.\v"
+    "With --mode learn, nothing is blocked but what the profile denies, and --output writes "
+    "what CMD did as a profile. The first argument that is not an option starts CMD."};
+
+const struct bw_command bw_cmd_run = {"run", &argp, run, ARGP_IN_ORDER};

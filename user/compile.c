@@ -8,11 +8,13 @@
  * ancestor key; at equal specificity a deny wins.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile.h"
+#include "pins.h"
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -48,9 +50,9 @@ static void merge_one(__u8 *verdict, __u16 *rule, __u8 v, __u16 id)
 	}
 }
 
-static void merge(struct bw_path_rule *val, unsigned access, enum bw_rule_verdict verdict, __u16 id)
+static void merge(struct bw_path_rule *val, unsigned access, enum bw_verdict verdict, __u16 id)
 {
-	__u8 v = verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+	__u8 v = verdict;
 
 	if (access & BW_ACC_R)
 		merge_one(&val->verdict_r, &val->rule_r, v, id);
@@ -60,7 +62,7 @@ static void merge(struct bw_path_rule *val, unsigned access, enum bw_rule_verdic
 
 /* Append a key for one rule; equal keys are merged after sorting. */
 static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char *path, char term,
-		   unsigned access, enum bw_rule_verdict verdict, __u16 id)
+		   unsigned access, enum bw_verdict verdict, __u16 id)
 {
 	size_t len = strlen(path);
 	struct bw_file_entry *e;
@@ -98,13 +100,9 @@ static size_t fold_equal(struct bw_file_entry *v, size_t n)
 			struct bw_path_rule *into = &v[out - 1].val, *from = &v[i].val;
 
 			if (from->verdict_r)
-				merge(into, BW_ACC_R,
-				      from->verdict_r == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
-				      from->rule_r);
+				merge(into, BW_ACC_R, from->verdict_r, from->rule_r);
 			if (from->verdict_w)
-				merge(into, BW_ACC_W,
-				      from->verdict_w == BW_V_DENY ? BW_RULE_DENY : BW_RULE_ALLOW,
-				      from->rule_w);
+				merge(into, BW_ACC_W, from->verdict_w, from->rule_w);
 			continue;
 		}
 		if (out != i)
@@ -173,103 +171,17 @@ const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, siz
 	return best;
 }
 
+void bw_file_entry_key(const struct bw_file_entry *e, uint32_t policy, struct bw_path_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->policy = policy;
+	k->prefixlen = bw_path_key_bits(e->keylen - 1);
+	memcpy(k->path, e->key, e->keylen);
+}
+
 const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path)
 {
 	return bw_entries_lookup(c->files, c->nfiles, path);
-}
-
-static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, const char *path,
-				      int dir)
-{
-	struct bw_inode_pin pin = {};
-	const struct bw_file_entry *e;
-	char key[BW_KEY_PATH_MAX + 2];
-
-	e = bw_entries_lookup(v, n, path);
-	if (e)
-		pin.self = e->val;
-	if (dir) {
-		/* "P/" finds the subtree key of P itself, or the nearest above it. */
-		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
-		e = bw_entries_lookup(v, n, key);
-		if (e)
-			pin.below = e->val;
-	}
-	return pin;
-}
-
-struct bw_inode_pin bw_compiled_pin(const struct bw_compiled *c, const char *path, int dir)
-{
-	return pin_values(c->files, c->nfiles, path, dir);
-}
-
-static void merge_rule(struct bw_path_rule *into, const struct bw_path_rule *from)
-{
-	if (from->verdict_r == BW_V_DENY ||
-	    (into->verdict_r == BW_V_NONE && from->verdict_r != BW_V_NONE)) {
-		into->verdict_r = from->verdict_r;
-		into->rule_r = from->rule_r;
-	}
-	if (from->verdict_w == BW_V_DENY ||
-	    (into->verdict_w == BW_V_NONE && from->verdict_w != BW_V_NONE)) {
-		into->verdict_w = from->verdict_w;
-		into->rule_w = from->rule_w;
-	}
-}
-
-void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from)
-{
-	int into_mount = into->self.flags & BW_PIN_MOUNT;
-	int from_mount = from->self.flags & BW_PIN_MOUNT;
-
-	if (into_mount && !from_mount) {
-		*into = *from;
-		return;
-	}
-	if (!into_mount && from_mount)
-		return;
-	if (into->self.verdict_r == BW_V_DENY && from->self.verdict_r == BW_V_DENY &&
-	    into->self.rule_r > from->self.rule_r)
-		into->self.rule_r = from->self.rule_r;
-	merge_rule(&into->self, &from->self);
-	merge_rule(&into->below, &from->below);
-}
-
-/*
- * Every rule's object is pinned: deny rules so that other names of the object
- * reach the same decision, the others so that the nearest pinned directory
- * above an object is the most specific one, and so that attribute changes,
- * which come without a path, find the rule of the directory they are in.
- */
-static int add_pins(const struct bw_profile *p, struct bw_compiled *c, enum bw_cat cat)
-{
-	const struct bw_file_entry *v = cat == BW_CAT_EXEC ? c->execs : c->files;
-	size_t n = cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
-	size_t i, j, first = c->npins;
-
-	for (i = 0; i < p->nrules; i++) {
-		const struct bw_rule *r = &p->rules[i];
-		struct bw_pin_req *pr;
-
-		if (r->cat != cat || !r->file.path)
-			continue;
-		for (j = first; j < c->npins; j++)
-			if (!strcmp(c->pins[j].path, r->file.path))
-				break;
-		if (j == c->npins) {
-			c->pins[c->npins].path = r->file.path;
-			c->pins[c->npins++].cat =
-			    cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
-		}
-		pr = &c->pins[j];
-		pr->deny |= r->verdict == BW_RULE_DENY;
-		pr->subtree |= r->file.subtree && r->verdict == BW_RULE_DENY;
-		pr->dir |= r->file.subtree;
-	}
-	/* Values come from the trie: the same for every rule on one path. */
-	for (j = first; j < c->npins; j++)
-		c->pins[j].pin = pin_values(v, n, c->pins[j].path, c->pins[j].dir);
-	return 0;
 }
 
 /* The trie keys of one category (file or exec), folded and filled. */
@@ -296,8 +208,8 @@ static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_fil
 			ret = add_key(v, n, &cap, r->file.path, '\0', access, r->verdict, id);
 		}
 		if (ret) {
-			snprintf(err, errlen, "%s:%d: cannot compile rule: %s", r->origin.file,
-				 r->origin.line, strerror(-ret));
+			snprintf(err, errlen, "%s:%d:%d: error: cannot compile rule: %s",
+				 r->origin.file, r->origin.line, r->origin.col, strerror(-ret));
 			return ret;
 		}
 	}
@@ -372,7 +284,7 @@ static int net_add(struct bw_compiled *c, size_t *cap, int op, int proto, const 
 	pr->lo = r->net.port_lo;
 	pr->hi = r->net.port_hi;
 	pr->rule = id;
-	pr->verdict = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+	pr->verdict = r->verdict;
 	return 0;
 }
 
@@ -380,7 +292,7 @@ static int net_add(struct bw_compiled *c, size_t *cap, int op, int proto, const 
 static int unix_add(struct bw_compiled *c, const struct bw_rule *r, __u16 id)
 {
 	struct bw_unix_entry e = {}, *x, *nv;
-	__u8 v = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+	__u8 v = r->verdict;
 	size_t i;
 
 	e.key.op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
@@ -439,7 +351,7 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			continue;
 		}
 		op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
-		proto = r->net.proto == BW_NET_UDP ? 17 : 6;
+		proto = r->net.proto == BW_NET_UDP ? IPPROTO_UDP : IPPROTO_TCP;
 		if (r->net.localhost) {
 			ret = net_add(c, &cap, op, proto, mapped_lo, 104, r, id);
 			if (!ret)
@@ -455,8 +367,9 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 		}
 		if (ret == -E2BIG)
 			snprintf(err, errlen,
-				 "%s:%d: more than %d port ranges on one address prefix",
-				 r->origin.file, r->origin.line, BW_NET_RANGES);
+				 "%s:%d:%d: error: more than %d port ranges on one address "
+				 "prefix (a kernel limit, BW_NET_RANGES)",
+				 r->origin.file, r->origin.line, r->origin.col, BW_NET_RANGES);
 	}
 	if (ret)
 		return ret;
@@ -485,11 +398,11 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			qsort(own.r, own.n, sizeof(own.r[0]), range_cmp);
 			for (k = 0; k < own.n; k++) {
 				if (e->val.n == BW_NET_RANGES) {
-					snprintf(
-					    err, errlen,
-					    "more than %d port ranges apply to one address prefix "
-					    "(with those of the prefixes around it)",
-					    BW_NET_RANGES);
+					snprintf(err, errlen,
+						 "%s: error: more than %d port ranges apply to one "
+						 "address prefix (with those of the prefixes around "
+						 "it; a kernel limit, BW_NET_RANGES)",
+						 p->path ? p->path : "(profile)", BW_NET_RANGES);
 					ret = -E2BIG;
 					break;
 				}
@@ -529,19 +442,17 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	out->policy.default_file =
-	    p->defaults[BW_CAT_FILE] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
-	out->policy.default_exec =
-	    p->defaults[BW_CAT_EXEC] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
-	out->policy.default_net = p->defaults[BW_CAT_NET] == BW_RULE_ALLOW ? BW_V_ALLOW : BW_V_DENY;
-	out->policy.on_deny = p->on_deny == BW_PON_DENY_KILL ? BW_ON_DENY_KILL : BW_ON_DENY_LOG;
+	out->policy.default_file = p->defaults[BW_CAT_FILE];
+	out->policy.default_exec = p->defaults[BW_CAT_EXEC];
+	out->policy.default_net = p->defaults[BW_CAT_NET];
+	out->policy.on_deny = p->on_deny;
 
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 
 		/* `net raw` is one object too. */
 		if (r->cat == BW_CAT_NET && r->net.op == BW_NET_RAW) {
-			__u8 v = r->verdict == BW_RULE_DENY ? BW_V_DENY : BW_V_ALLOW;
+			__u8 v = r->verdict;
 
 			if (!out->policy.net_raw || (v == BW_V_DENY && out->policy.net_raw != v)) {
 				out->policy.net_raw = v;
@@ -550,7 +461,7 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 		}
 		/* `memfd` is one object: deny wins, the earliest rule is reported. */
 		if (r->cat == BW_CAT_EXEC && r->file.memfd) {
-			if (r->verdict == BW_RULE_DENY) {
+			if (r->verdict == BW_V_DENY) {
 				if (!out->policy.exec_memfd_rule || out->policy.exec_memfd)
 					out->policy.exec_memfd_rule = (__u16)(i + 1);
 				out->policy.exec_memfd = 0;
@@ -568,19 +479,9 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 		ret = build_net(p, out, err, errlen);
 	if (ret)
 		goto err;
-	out->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*out->pins));
-	if (!out->pins) {
-		ret = -ENOMEM;
+	ret = bw_pins_plan(p, out);
+	if (ret)
 		goto err;
-	}
-	add_pins(p, out, BW_CAT_FILE);
-	add_pins(p, out, BW_CAT_EXEC);
-	for (i = 0; i < out->npins; i++) {
-		if (out->pins[i].cat == BW_CAT_PIN_EXEC)
-			out->policy.has_exec_pins |= out->pins[i].deny;
-		else
-			out->policy.has_pins |= out->pins[i].deny;
-	}
 	return 0;
 err:
 	bw_compiled_free(out);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Profile -> map contents. Pure C: the loader (user/policy_load.c) writes
- * what this produces into bw_file_rules, bw_inodes and bw_policies.
+ * Profile -> map contents. Pure C: user/govern.c writes what this produces
+ * into bw_file_rules, bw_exec_rules, bw_net_rules, bw_unix_rules and
+ * bw_policies; user/pins.c plans and writes the inode pins.
  */
 #ifndef BW_COMPILE_H
 #define BW_COMPILE_H
@@ -18,16 +19,6 @@ struct bw_file_entry {
 	struct bw_path_rule val;
 };
 
-/* A path to pin by device and inode once resolved in the governed namespace. */
-struct bw_pin_req {
-	const char *path; /* points into the profile */
-	struct bw_inode_pin pin;
-	int deny;    /* named by a deny rule */
-	int subtree; /* a subtree deny: scan it for files with other names */
-	int dir;     /* some rule on this path is a subtree rule */
-	int cat;     /* BW_CAT_PIN_FILE or BW_CAT_PIN_EXEC */
-};
-
 /* One net trie entry (the policy id is added when it is stored). */
 struct bw_net_entry {
 	struct bw_net_key key;
@@ -41,6 +32,8 @@ struct bw_unix_entry {
 	struct bw_unix_value val;
 };
 
+struct bw_pin_req;
+
 struct bw_compiled {
 	struct bw_policy policy;
 	struct bw_file_entry *files; /* file rules, sorted by key */
@@ -52,7 +45,7 @@ struct bw_compiled {
 	size_t nnets;
 	struct bw_unix_entry *unixes;
 	size_t nunixes;
-	struct bw_pin_req *pins;
+	struct bw_pin_req *pins; /* planned by user/pins.c */
 	size_t npins;
 };
 
@@ -69,14 +62,11 @@ const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, siz
 					      const char *path);
 const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path);
 
-/* The pin values for an object at `path` (a directory's `below` if dir). */
-struct bw_inode_pin bw_compiled_pin(const struct bw_compiled *c, const char *path, int dir);
+/* The trie key of an entry, stored under policy. */
+void bw_file_entry_key(const struct bw_file_entry *e, uint32_t policy, struct bw_path_key *k);
 
 /* The port range the kernel would pick for a destination, or NULL (net unit tests). */
 const struct bw_port_range *bw_net_lookup(const struct bw_compiled *c, int op, int proto,
 					  const uint8_t addr[16], uint16_t port);
-
-/* Combine two pins of one inode: a rule's pin beats a mount's, then deny wins. */
-void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from);
 
 #endif /* BW_COMPILE_H */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The audit log side: reads a policy slot's ring buffer, turns each record
- * into one JSON line (schema: docs/events.md), and turns the kernel's drop
- * counters into `lost` records. on-deny kill is carried out here too.
+ * The audit log side: reads a policy slot's ring buffer, writes each record
+ * as one JSON line (user/event_line.c formats it; schema: docs/events.md),
+ * and turns the kernel's drop counters into `lost` records. on-deny kill is
+ * carried out here too.
  */
 #ifndef BW_EVENTS_H
 #define BW_EVENTS_H
@@ -19,7 +20,6 @@ struct ring_buffer;
 struct bw_events {
 	int log_fd;
 	const struct bw_profile *profile; /* rule ids index its rules */
-	const char *mode;		  /* "enforce", "audit", "learn" */
 	char cgroup_dir[PATH_MAX];	  /* the governed cgroup (absolute) */
 	uint64_t cgroup_id;
 	uint32_t slot;
@@ -47,13 +47,6 @@ void bw_events_close(struct bw_events *e);
 
 /* An `agent` record: what the agent itself did. */
 void bw_events_agent(struct bw_events *e, const char *msg);
-
-/* Format one kernel record as a JSON line into w (pure; used by tests). */
-struct jw;
-void bw_event_format(struct bw_events *e, const struct bw_event *ev, const char *path,
-		     const char *exe, const char *cgroup_path, struct jw *w);
-
-const char *bw_op_name(unsigned op);
 
 /* The path below the cgroup2 mount of a cgroup id seen in events (cached). */
 const char *bw_events_cgroup_path(struct bw_events *e, uint64_t id);

@@ -1,37 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpfwarden.h"
 #include "cgroup.h"
 #include "govern.h"
+#include "pins.h"
+#include "probe.h"
 #include "util.h"
 
-int bw_slot_referenced(struct bw_maps *m, uint32_t slot)
+int bw_governed_each(struct bw_maps *m, bw_governed_fn fn, void *arg)
 {
 	uint64_t key, next;
 	struct bw_cgroup v;
-	int first = 1;
+	int first = 1, ret;
 
 	while (!bpf_map_get_next_key(m->cgroups, first ? NULL : &key, &next)) {
 		first = 0;
 		key = next;
-		if (!bpf_map_lookup_elem(m->cgroups, &key, &v) && v.policy == slot)
-			return 1;
+		if (bpf_map_lookup_elem(m->cgroups, &key, &v))
+			continue; /* let go meanwhile */
+		ret = fn(key, &v, arg);
+		if (ret)
+			return ret;
 	}
 	return 0;
+}
+
+static int uses_slot(uint64_t id, const struct bw_cgroup *v, void *arg)
+{
+	return v->policy == *(uint32_t *)arg;
+}
+
+/* Is any governed cgroup using slot? */
+static int slot_referenced(struct bw_maps *m, uint32_t slot)
+{
+	return bw_governed_each(m, uses_slot, &slot);
 }
 
 /* Delete every key of a map whose policy field (psize bytes at offset) equals slot. */
@@ -70,7 +83,7 @@ static void delete_policy_keys(int fd, size_t key_size, size_t offset, size_t ps
 	free(dead);
 }
 
-int bw_slot_release(struct bw_maps *m, uint32_t id)
+static int slot_release(struct bw_maps *m, uint32_t id)
 {
 	struct bw_policy empty = {};
 
@@ -97,7 +110,7 @@ static int slot_free(struct bw_maps *m, uint32_t id)
 		return 0;
 	if (!p.in_use)
 		return 1;
-	if (p.owner_pid && kill(p.owner_pid, 0) && errno == ESRCH && !bw_slot_referenced(m, id)) {
+	if (p.owner_pid && kill(p.owner_pid, 0) && errno == ESRCH && !slot_referenced(m, id)) {
 		bw_dbg("reclaiming policy slot %u of dead agent %u", id, p.owner_pid);
 		return 1;
 	}
@@ -109,11 +122,9 @@ static int write_keys(int fd, const struct bw_file_entry *v, size_t n, uint32_t 
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		struct bw_path_key k = {};
+		struct bw_path_key k;
 
-		k.policy = id;
-		k.prefixlen = (sizeof(k.policy) + v[i].keylen) * 8;
-		memcpy(k.path, v[i].key, v[i].keylen);
+		bw_file_entry_key(&v[i], id, &k);
 		if (bpf_map_update_elem(fd, &k, &v[i].val, BPF_ANY)) {
 			int ret = -errno;
 
@@ -134,7 +145,7 @@ static int write_net(struct bw_maps *m, const struct bw_compiled *c, uint32_t id
 		struct bw_net_key k = c->nets[i].key;
 
 		k.policy = id;
-		k.prefixlen = 64 + c->nets[i].key.prefixlen;
+		k.prefixlen = BW_NET_KEY_HEAD_BITS + c->nets[i].key.prefixlen;
 		if (bpf_map_update_elem(m->net_rules, &k, &c->nets[i].val, BPF_ANY)) {
 			int ret = -errno;
 
@@ -178,191 +189,33 @@ static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t 
 	return ret ? ret : write_unix(m, c, id);
 }
 
-struct pin_set {
-	struct bw_inode_key *keys;
-	struct bw_inode_pin *pins;
-	size_t n, cap;
-	size_t deny; /* pins that come from deny rules */
-};
-
-static int pin_add(struct pin_set *ps, const struct stat *st, uint32_t policy, int cat,
-		   const struct bw_inode_pin *pin)
-{
-	struct bw_inode_key k = {};
-	size_t i;
-
-	k.ino = st->st_ino;
-	k.dev = (major(st->st_dev) << 20) | minor(st->st_dev);
-	k.policy = (__u16)policy;
-	k.cat = (__u16)cat;
-	for (i = 0; i < ps->n; i++) {
-		if (!memcmp(&ps->keys[i], &k, sizeof(k))) {
-			bw_pin_merge(&ps->pins[i], pin);
-			return 0;
-		}
-	}
-	if (ps->n == ps->cap) {
-		size_t cap = ps->cap ? ps->cap * 2 : 64;
-		struct bw_inode_key *nk = realloc(ps->keys, cap * sizeof(*nk));
-		struct bw_inode_pin *np;
-
-		if (!nk)
-			return -ENOMEM;
-		ps->keys = nk;
-		np = realloc(ps->pins, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		ps->pins = np;
-		ps->cap = cap;
-	}
-	ps->keys[ps->n] = k;
-	ps->pins[ps->n++] = *pin;
-	return 0;
-}
-
 /*
- * A file inside a denied subtree that has another name elsewhere (a hard link
- * made before the sandbox started) is pinned by its own inode. New links from
- * inside a sandbox are refused by path_link. The scan is bounded.
+ * A slot's counters start from zero: the agent reports the lost and
+ * throttled counts it finds as `lost` records, and must not report an
+ * earlier owner's.
  */
-#define BW_SCAN_MAX 4096
-
-static int scan_links(struct pin_set *ps, const struct bw_compiled *c, uint32_t policy,
-		      const char *dir, size_t *budget)
+static int zero_counters(struct bw_maps *m, uint32_t id)
 {
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int ret = 0;
+	int ncpu = libbpf_num_possible_cpus(), ret = 0;
+	struct bw_counters *zero;
 
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && *budget) {
-		char path[PATH_MAX];
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		(*budget)--;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
-			continue;
-		if (lstat(path, &st))
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			ret = scan_links(ps, c, policy, path, budget);
-		} else if (!S_ISLNK(st.st_mode) && st.st_nlink > 1) {
-			struct bw_inode_pin pin = bw_compiled_pin(c, path, 0);
-
-			ret = pin_add(ps, &st, policy, BW_CAT_PIN_FILE, &pin);
-		}
-		if (ret)
-			break;
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	zero = calloc(ncpu, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(m->counters, &id, zero, BPF_ANY)) {
+		ret = -errno;
+		bw_err("cannot reset the counters of policy slot %u: %s", id, strerror(-ret));
 	}
-	closedir(d);
-	return ret;
-}
-
-/* Mount roots, for attribute changes that reach no path hook (BW_PIN_MOUNT). */
-static int add_mount_pins(struct pin_set *ps, const struct bw_compiled *c, uint32_t policy)
-{
-	char line[8192];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[PATH_MAX];
-		struct bw_inode_pin pin;
-		struct stat st;
-
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 || strchr(mnt, '\\'))
-			continue;
-		if (stat(mnt, &st))
-			continue;
-		pin = bw_compiled_pin(c, mnt, 1);
-		pin.self.flags |= BW_PIN_MOUNT;
-		pin.below.flags |= BW_PIN_MOUNT;
-		if (pin_add(ps, &st, policy, BW_CAT_PIN_FILE, &pin))
-			break;
-	}
-	fclose(f);
-	return 0;
-}
-
-static int write_pins(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
-		      struct bw_slot *slot, size_t *deny_resolved)
-{
-	struct pin_set ps = {};
-	size_t i, budget = BW_SCAN_MAX;
-	int ret = 0;
-
-	for (i = 0; i < c->npins && !ret; i++) {
-		struct stat st;
-
-		/* A path that does not exist yet is still decided by its path rule. */
-		if (stat(c->pins[i].path, &st))
-			continue;
-		ret = pin_add(&ps, &st, id, c->pins[i].cat, &c->pins[i].pin);
-		if (c->pins[i].deny)
-			ps.deny++;
-		if (!ret && c->pins[i].cat == BW_CAT_PIN_FILE && c->pins[i].subtree &&
-		    S_ISDIR(st.st_mode))
-			ret = scan_links(&ps, c, id, c->pins[i].path, &budget);
-	}
-	slot->link_scan_incomplete = !budget;
-	if (!ret && c->nfiles)
-		ret = add_mount_pins(&ps, c, id);
-	for (i = 0; i < ps.n && !ret; i++) {
-		/* The bit first: a pin the kernel's bitmap test skips would not count. */
-		uint64_t h = ps.keys[i].ino * BW_PINBITS_MUL, word;
-		uint32_t idx = (uint32_t)(h >> (64 - BW_PINBITS_SHIFT));
-
-		if (!bpf_map_lookup_elem(m->pinbits, &idx, &word)) {
-			word |= 1ULL << ((h >> 20) & 63);
-			bpf_map_update_elem(m->pinbits, &idx, &word, BPF_ANY);
-		}
-		if (bpf_map_update_elem(m->inodes, &ps.keys[i], &ps.pins[i], BPF_ANY)) {
-			ret = -errno;
-			bw_err(
-			    "cannot pin inode %llu: %s (at most %d pins for all loaded profiles)",
-			    (unsigned long long)ps.keys[i].ino, strerror(-ret), BW_MAX_INODE_PINS);
-		}
-	}
-	slot->pins_resolved = ps.n;
-	*deny_resolved = ps.deny;
-	/*
-	 * The file systems of the pins that can deny. An allow pin only matters
-	 * when it shadows a deny pin above it on the same file system, and mount
-	 * pins serve utimes only.
-	 */
-	slot->npin_devs = 0;
-	for (i = 0; i < ps.n; i++) {
-		const struct bw_inode_pin *pn = &ps.pins[i];
-		size_t j;
-
-		if ((pn->self.flags & BW_PIN_MOUNT) ||
-		    !(pn->self.verdict_r == BW_V_DENY || pn->self.verdict_w == BW_V_DENY ||
-		      pn->below.verdict_r == BW_V_DENY || pn->below.verdict_w == BW_V_DENY))
-			continue;
-		for (j = 0; j < slot->npin_devs && j < 4; j++)
-			if (slot->pin_devs[j] == ps.keys[i].dev)
-				break;
-		if (j < slot->npin_devs)
-			continue;
-		if (slot->npin_devs == 4) {
-			slot->npin_devs = BW_PIN_DEVS_MANY;
-			break;
-		}
-		slot->pin_devs[slot->npin_devs++] = ps.keys[i].dev;
-	}
-	free(ps.keys);
-	free(ps.pins);
+	free(zero);
 	return ret;
 }
 
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot)
 {
 	struct bw_policy pol = c->policy;
-	size_t deny_pins = 0;
+	struct bw_pins_done pins = {};
 	uint32_t id;
 	int ret, rb;
 
@@ -378,34 +231,38 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 		goto out;
 	}
 	/* Leftovers of a dead owner go before the slot is reused. */
-	bw_slot_release(m, id);
+	slot_release(m, id);
+	ret = zero_counters(m, id);
+	if (ret)
+		goto out;
 	pol.in_use = 1;
 	pol.owner_pid = getpid();
 	/* A new learn session must not inherit what an earlier one has seen. */
 	if (getrandom(&pol.learn_gen, sizeof(pol.learn_gen), 0) != sizeof(pol.learn_gen))
 		pol.learn_gen = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+	/* The kernel climbs to pins only once they are all written. */
 	pol.has_pins = pol.has_exec_pins = 0;
 	ret = bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY) ? -errno : 0;
 	if (ret)
 		goto out;
 	ret = write_rules(m, c, id);
 	if (!ret)
-		ret = write_pins(m, c, id, slot, &deny_pins);
+		ret = bw_pins_install(m, c, id, &pol, &pins);
+	slot->pins_resolved = pins.resolved;
+	slot->link_scan_incomplete = pins.scan_incomplete;
 	if (ret)
 		goto fail;
-	/* A deny rule whose path does not exist yet has no pin to walk to. */
-	pol.has_pins = c->policy.has_pins && deny_pins;
-	pol.has_exec_pins = c->policy.has_exec_pins && deny_pins;
-	pol.npin_devs = slot->npin_devs;
-	memcpy(pol.pin_devs, slot->pin_devs, sizeof(pol.pin_devs));
 	if (bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY)) {
 		ret = -errno;
 		goto fail;
 	}
 	rb = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bw_rb", 0, 0, BW_RINGBUF_SIZE, NULL);
 	if (rb < 0) {
+		const char *caps = bw_caps_missing(BW_NEED_BPF);
+
 		ret = -errno;
-		bw_err("cannot create the event ring buffer: %s", strerror(-ret));
+		bw_err("cannot create the event ring buffer: %s",
+		       ret == -EPERM && caps ? caps : strerror(-ret));
 		goto fail;
 	}
 	if (bpf_map_update_elem(m->rbufs, &id, &rb, BPF_ANY)) {
@@ -418,73 +275,166 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 	ret = 0;
 	goto out;
 fail:
-	bw_slot_release(m, id);
+	slot_release(m, id);
 out:
 	bw_unlock(m);
 	return ret;
 }
 
+int bw_slot_put(struct bw_maps *m, uint32_t id)
+{
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	ret = slot_referenced(m, id) ? -EBUSY : slot_release(m, id);
+	bw_unlock(m);
+	return ret;
+}
+
+int bw_governor(struct bw_maps *m, uint64_t cgroup_id, struct bw_cgroup *out)
+{
+	return bpf_map_lookup_elem(m->cgroups, &cgroup_id, out) ? -ENOENT : 0;
+}
+
+/* What a walk over a subtree does to each cgroup's entry. */
 struct govern_arg {
 	struct bw_maps *m;
-	struct bw_cgroup v;
-	int ret;
+	struct bw_cgroup v; /* the entry to write */
+	uint64_t skip_id;   /* govern_all: left alone */
+	const char *skip;   /* govern_all: a subtree left alone */
+	uint32_t slot;	    /* ungovern: whose entries go; UINT32_MAX: the first found's */
+	int n;		    /* entries written or removed */
 };
+
+/* Point one cgroup at the slot, replacing what was there (govern) or not (govern_all). */
+static int put(struct govern_arg *a, const char *path, uint64_t id, __u64 flags)
+{
+	if (!bpf_map_update_elem(a->m->cgroups, &id, &a->v, flags)) {
+		a->n++;
+		return 0;
+	}
+	if (errno == EEXIST && flags == BPF_NOEXIST)
+		return 0;
+	bw_err("cannot govern %s: %s (at most %d governed cgroups)", path, strerror(errno),
+	       BW_MAX_CGROUPS);
+	return -errno;
+}
 
 static int govern_fn(const char *path, uint64_t id, void *arg)
 {
+	return put(arg, path, id, BPF_ANY);
+}
+
+int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+	      struct bw_cgroup *cur)
+{
+	struct govern_arg a = {.m = m, .v = {.policy = slot, .mode = mode}};
+	struct bw_cgroup v;
+	uint64_t id;
+	int ret;
+
+	ret = bw_cgroup_id(dir, &id);
+	if (ret)
+		return ret;
+	ret = bw_lock(m);
+	if (ret)
+		return ret;
+	if (!bw_governor(m, id, &v)) {
+		if (cur)
+			*cur = v;
+		ret = -EEXIST;
+	} else {
+		ret = bw_cgroup_walk(dir, govern_fn, &a);
+	}
+	bw_unlock(m);
+	return ret;
+}
+
+/* Governed already (by anyone) stays as it is: another session's cgroups stay its own. */
+static int govern_all_fn(const char *path, uint64_t id, void *arg)
+{
 	struct govern_arg *a = arg;
 
-	if (bpf_map_update_elem(a->m->cgroups, &id, &a->v, BPF_ANY)) {
-		a->ret = -errno;
-		bw_err("cannot govern %s: %s (at most %d governed cgroups)", path, strerror(errno),
-		       BW_MAX_CGROUPS);
-		return a->ret;
-	}
+	if (!strcmp(path, a->skip))
+		return BW_WALK_PRUNE;
+	if (id == a->skip_id)
+		return 0;
+	return put(a, path, id, BPF_NOEXIST);
+}
+
+int bw_govern_all(struct bw_maps *m, const char *root, uint32_t slot, enum bw_mode mode,
+		  const char *skip_subtree, uint64_t skip_cgroup, int *n)
+{
+	struct govern_arg a = {.m = m,
+			       .v = {.policy = slot, .mode = mode},
+			       .skip_id = skip_cgroup,
+			       .skip = skip_subtree ? skip_subtree : ""};
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	ret = bw_cgroup_walk(root, govern_all_fn, &a);
+	bw_unlock(m);
+	*n = a.n;
+	return ret;
+}
+
+/* Each entry is one value written at once: the kernel sees the old mode or the new. */
+static int mode_fn(const char *path, uint64_t id, void *arg)
+{
+	struct govern_arg *a = arg;
+	struct bw_cgroup v;
+
+	if (bw_governor(a->m, id, &v))
+		return 0;
+	v.mode = a->v.mode;
+	if (bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_EXIST))
+		return errno == ENOENT ? 0 : -errno;
+	a->n++;
 	return 0;
 }
 
-int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, uint8_t mode)
+int bw_govern_set_mode(struct bw_maps *m, const char *dir, enum bw_mode mode, int *n)
 {
-	struct govern_arg a = {.m = m};
+	struct govern_arg a = {.m = m, .v = {.mode = mode}};
+	int ret = bw_lock(m);
 
-	a.v.policy = slot;
-	a.v.mode = mode;
-	return bw_cgroup_walk(dir, govern_fn, &a);
+	if (ret)
+		return ret;
+	ret = bw_cgroup_walk(dir, mode_fn, &a);
+	bw_unlock(m);
+	*n = a.n;
+	return ret ? ret : a.n ? 0 : -ENOENT;
 }
-
-struct ungovern_arg {
-	struct bw_maps *m;
-	int found;
-	uint32_t slot;
-};
 
 /* Let go of the entries of one slot only: another session may govern a cgroup below. */
 static int ungovern_fn(const char *path, uint64_t id, void *arg)
 {
-	struct ungovern_arg *a = arg;
+	struct govern_arg *a = arg;
 	struct bw_cgroup v;
 
-	if (bpf_map_lookup_elem(a->m->cgroups, &id, &v))
+	if (bw_governor(a->m, id, &v))
 		return 0;
-	if (!a->found) {
-		a->found = 1;
-		if (a->slot == UINT32_MAX)
-			a->slot = v.policy;
-	}
-	if (v.policy == a->slot)
-		bpf_map_delete_elem(a->m->cgroups, &id);
+	if (a->slot == UINT32_MAX)
+		a->slot = v.policy;
+	if (v.policy == a->slot && !bpf_map_delete_elem(a->m->cgroups, &id))
+		a->n++;
 	return 0;
 }
 
 int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot)
 {
-	struct ungovern_arg a = {.m = m, .slot = slot && *slot != UINT32_MAX ? *slot : UINT32_MAX};
-	int ret;
+	struct govern_arg a = {.m = m, .slot = slot ? *slot : UINT32_MAX};
+	int ret = bw_lock(m);
 
-	ret = bw_cgroup_walk(dir, ungovern_fn, &a);
 	if (ret)
 		return ret;
-	if (!a.found)
+	ret = bw_cgroup_walk(dir, ungovern_fn, &a);
+	bw_unlock(m);
+	if (ret)
+		return ret;
+	if (!a.n)
 		return -ENOENT;
 	if (slot)
 		*slot = a.slot;

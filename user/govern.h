@@ -17,17 +17,46 @@ struct bw_slot {
 	int rb_fd; /* this slot's ring buffer, owned by the caller */
 	size_t pins_resolved;
 	int link_scan_incomplete; /* the hard-link scan of denied directories hit its bound */
-	unsigned npin_devs;	  /* as in struct bw_policy */
-	uint32_t pin_devs[4];
 };
 
 /* Take a free slot and fill it; pins are resolved against the caller's view of paths. */
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot);
-/* Empty a slot: its keys, pins and ring buffer. No cgroup may refer to it. */
-int bw_slot_release(struct bw_maps *m, uint32_t id);
+/*
+ * Empty a slot (its keys, pins and ring buffer) unless a governed cgroup
+ * still refers to it (-EBUSY: another command governs with it now).
+ */
+int bw_slot_put(struct bw_maps *m, uint32_t id);
 
-/* Govern dir and every cgroup below it with slot in mode (enum bw_mode). */
-int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, uint8_t mode);
+/*
+ * The governed-cgroup map (bw_cgroups) is written here only, under bw_lock,
+ * which every function below takes itself. A cgroup's entry (slot and
+ * mode) is one 8-byte value: each update is atomic for the kernel.
+ */
+
+/* Who governs this cgroup: its entry, or -ENOENT. */
+int bw_governor(struct bw_maps *m, uint64_t cgroup_id, struct bw_cgroup *out);
+/* Call fn for every governed cgroup; a non-zero return stops and is returned. */
+typedef int (*bw_governed_fn)(uint64_t cgroup_id, const struct bw_cgroup *v, void *arg);
+int bw_governed_each(struct bw_maps *m, bw_governed_fn fn, void *arg);
+
+/*
+ * Govern dir and every cgroup below it with slot in mode. -EEXIST, and
+ * nothing changed, when dir is governed already (its entry in *cur).
+ */
+int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+	      struct bw_cgroup *cur);
+/*
+ * Govern every cgroup below root (root too) that nothing governs yet, except
+ * the subtree skip_subtree (absolute, or NULL) and the one cgroup
+ * skip_cgroup (its children are governed). *n: how many were taken.
+ */
+int bw_govern_all(struct bw_maps *m, const char *root, uint32_t slot, enum bw_mode mode,
+		  const char *skip_subtree, uint64_t skip_cgroup, int *n);
+/*
+ * Switch every governed cgroup of dir's subtree to mode, each keeping its
+ * slot. *n: how many; -ENOENT when none was governed.
+ */
+int bw_govern_set_mode(struct bw_maps *m, const char *dir, enum bw_mode mode, int *n);
 /*
  * Let dir and every cgroup below it go. *slot (if not NULL and not UINT32_MAX)
  * names the slot whose entries go; otherwise the slot of the first governed
@@ -35,7 +64,5 @@ int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, uint8_t mode);
  * nothing there was governed.
  */
 int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot);
-/* Is any governed cgroup using slot? */
-int bw_slot_referenced(struct bw_maps *m, uint32_t slot);
 
 #endif

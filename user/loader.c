@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "probe.h"
 #include "util.h"
 #include "cgroup.skel.h"
 #include "cgroup.h"
@@ -43,9 +45,12 @@ static int ensure_bpffs(void)
 	if (!statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC)
 		goto mkdirs;
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		int ret = -errno;
+		const char *caps = bw_caps_missing(BW_NEED_MOUNT);
+
 		bw_err("bpffs is not mounted on /sys/fs/bpf and mounting it failed: %s",
-		       strerror(errno));
-		return -errno;
+		       caps && ret == -EPERM ? caps : strerror(-ret));
+		return ret;
 	}
 mkdirs:
 	if (mkdir(BW_PIN_ROOT, 0700) && errno != EEXIST)
@@ -130,13 +135,13 @@ static const struct bw_object {
 	const char *name;
 	const char *what; /* for messages */
 	const void *(*elf)(size_t *size);
-	bool lsm; /* needs BPF LSM */
+	unsigned needs; /* BW_NEED_*: BW_NEED_LSM needs BPF LSM too */
 } bw_objects[] = {
-    {"cgroup_bpf", "the cgroup tracking programs", cgroup_bpf__elf_bytes, false},
-    {"net_bpf", "the network programs", net_bpf__elf_bytes, false},
-    {"file_bpf", "the file hooks", file_bpf__elf_bytes, true},
-    {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, true},
-    {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, true},
+    {"cgroup_bpf", "the cgroup tracking programs", cgroup_bpf__elf_bytes, BW_NEED_TRACING},
+    {"net_bpf", "the network programs", net_bpf__elf_bytes, BW_NEED_NET},
+    {"file_bpf", "the file hooks", file_bpf__elf_bytes, BW_NEED_LSM},
+    {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, BW_NEED_LSM},
+    {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, BW_NEED_LSM},
 };
 
 /* Only the inode_setattr program that matches this kernel's hook is loaded. */
@@ -153,23 +158,40 @@ static void pick_setattr(struct bpf_object *obj)
 	bpf_program__set_autoload(without, !idmap);
 }
 
-/* Open one object with its maps reused from the pins; load and attach what is not pinned. */
-static int load_object(const struct bw_object *o, int cg_fd)
+/* Open one object, its maps to be reused from the pins. */
+static struct bpf_object *open_object(const struct bw_object *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT,
 		    .object_name = o->name);
 	struct bpf_object *obj;
 	const void *elf;
 	size_t size;
-	int ret;
 
 	elf = o->elf(&size);
 	obj = bpf_object__open_mem(elf, size, &opts);
+	if (obj)
+		pick_setattr(obj);
+	return obj;
+}
+
+/* Load and attach what of one object is not pinned yet. */
+static int load_object(const struct bw_object *o, int cg_fd)
+{
+	struct bpf_object *obj = open_object(o);
+	const char *caps;
+	int ret;
+
 	if (!obj)
 		return -errno;
-	pick_setattr(obj);
 	if (all_pinned(obj)) {
 		ret = 0;
+		goto out;
+	}
+	/* Say which capability is missing rather than relay the kernel's EPERM. */
+	caps = bw_caps_missing(BW_NEED_BPF | o->needs);
+	if (caps) {
+		bw_err("cannot load %s: %s", o->what, caps);
+		ret = -EPERM;
 		goto out;
 	}
 	ret = bpf_object__load(obj);
@@ -183,6 +205,25 @@ static int load_object(const struct bw_object *o, int cg_fd)
 out:
 	bpf_object__close(obj);
 	return ret;
+}
+
+unsigned bw_load_needs(bool want_lsm)
+{
+	unsigned needs = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(bw_objects) / sizeof(bw_objects[0]); i++) {
+		const struct bw_object *o = &bw_objects[i];
+		struct bpf_object *obj;
+
+		if (!want_lsm && (o->needs & BW_NEED_LSM))
+			continue;
+		obj = open_object(o);
+		if (!obj || !all_pinned(obj))
+			needs |= BW_NEED_BPF | o->needs;
+		bpf_object__close(obj);
+	}
+	return needs;
 }
 
 int bw_lock(struct bw_maps *m)
@@ -237,8 +278,7 @@ int bw_open_pinned(struct bw_maps *m)
 	return 0;
 }
 
-/* FNV-1a over the BPF objects this agent carries: their version. */
-static uint64_t objects_hash(void)
+uint64_t bw_objects_hash(void)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t i, j, sz;
@@ -252,26 +292,20 @@ static uint64_t objects_hash(void)
 	return h;
 }
 
+static int unpin_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	/* Depth first: a directory is empty by the time it comes. Go on past failures. */
+	if (remove(path) && errno != ENOENT)
+		bw_dbg("cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
 int bw_unpin_all(const char *dir)
 {
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d)
+	if (nftw(dir, unpin_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT))
 		return -errno;
-	while ((de = readdir(d))) {
-		char path[PATH_MAX];
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (de->d_type == DT_DIR)
-			bw_unpin_all(path);
-		else
-			unlink(path);
-	}
-	closedir(d);
-	return rmdir(dir) ? -errno : 0;
+	/* Still there: say why. */
+	return access(dir, F_OK) || !rmdir(dir) ? 0 : -errno;
 }
 
 static bool any_links(void)
@@ -294,7 +328,7 @@ static bool any_links(void)
  */
 static int check_version(void)
 {
-	uint64_t want = objects_hash(), have = 0;
+	uint64_t want = bw_objects_hash(), have = 0;
 	char path[] = BW_PIN_ROOT "/bw_version";
 	__u32 zero = 0;
 	int fd, ret = 0;
@@ -330,8 +364,14 @@ static int check_version(void)
 create:
 	fd =
 	    bpf_map_create(BPF_MAP_TYPE_ARRAY, "bw_version", sizeof(__u32), sizeof(__u64), 1, NULL);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		const char *caps = bw_caps_missing(BW_NEED_BPF);
+
+		ret = -errno;
+		bw_err("cannot create the version map under %s: %s", BW_PIN_ROOT,
+		       ret == -EPERM && caps ? caps : strerror(-ret));
+		return ret;
+	}
 	bpf_map_update_elem(fd, &zero, &want, BPF_ANY);
 	ret = bpf_obj_pin(fd, path) ? -errno : 0;
 	close(fd);
@@ -365,7 +405,7 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 			       strerror(-ret));
 	}
 	for (i = 0; !ret && i < sizeof(bw_objects) / sizeof(bw_objects[0]); i++)
-		if (want_lsm || !bw_objects[i].lsm)
+		if (want_lsm || !(bw_objects[i].needs & BW_NEED_LSM))
 			ret = load_object(&bw_objects[i], cg_fd);
 	if (cg_fd >= 0)
 		close(cg_fd);

@@ -8,6 +8,7 @@
 #define BW_LOADER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
 #define BW_RUN_DIR  "/run/bpfwarden"
@@ -38,9 +39,20 @@ struct bw_maps {
  * after printing what went wrong in words.
  */
 int bw_load(struct bw_maps *m, bool want_lsm);
+/*
+ * What bw_load would still have to load (BW_NEED_* of probe.h; 0 when every
+ * program is pinned already): each of these takes its capabilities.
+ */
+unsigned bw_load_needs(bool want_lsm);
 /* Open the pinned maps only; -ENOENT when nothing is loaded. */
 int bw_open_pinned(struct bw_maps *m);
 void bw_maps_close(struct bw_maps *m);
+
+/*
+ * FNV-1a over the BPF objects this agent carries: their version. Pins made
+ * by another build (another hash) are replaced or refused, never mixed.
+ */
+uint64_t bw_objects_hash(void);
 
 /* Remove a directory of pins (and so drop what only they kept loaded). */
 int bw_unpin_all(const char *dir);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <linux/capability.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -96,14 +99,136 @@ const struct bw_support *bw_probe(void)
 	return s;
 }
 
+/* Effective capabilities, and whether they count for BPF at all (not in a user namespace). */
+static struct {
+	bool read;
+	uint64_t eff;
+	bool userns;
+} caps;
+
+static void read_caps(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {};
+	unsigned long inside = 0, outside = 0, count = 0;
+	char map[256];
+
+	if (caps.read)
+		return;
+	caps.read = true;
+	/* Unreadable: assume every capability rather than blame a missing one wrongly. */
+	caps.eff = ~0ULL;
+	if (!syscall(SYS_capget, &h, d))
+		caps.eff = d[0].effective | (uint64_t)d[1].effective << 32;
+	/* The initial user namespace maps every uid to itself: "0 0 4294967295". */
+	if (bw_read_file("/proc/self/uid_map", map, sizeof(map)) > 0 &&
+	    sscanf(map, "%lu %lu %lu", &inside, &outside, &count) == 3)
+		caps.userns = inside || outside || count != 4294967295UL;
+}
+
+bool bw_cap(int cap)
+{
+	read_caps();
+	return caps.eff >> cap & 1;
+}
+
+/* What takes which capability; CAP_SYS_ADMIN stands in for all but itself. */
+static const struct {
+	unsigned need;
+	int cap;
+	const char *what;
+} cap_needs[] = {
+    {BW_NEED_BPF, CAP_BPF, "to create BPF maps and load any BPF program"},
+    {BW_NEED_TRACING, CAP_PERFMON, "to load the cgroup tracking programs (tp_btf)"},
+    {BW_NEED_LSM, CAP_PERFMON, "to load the BPF LSM programs (file, exec and unix socket rules)"},
+    {BW_NEED_NET, CAP_NET_ADMIN, "to load the cgroup network programs (tcp, udp, raw sockets)"},
+    {BW_NEED_MOUNT, CAP_SYS_ADMIN, "to mount bpffs and securityfs"},
+};
+
+static const struct {
+	int cap;
+	const char *name;
+} cap_names[] = {
+    {CAP_BPF, "CAP_BPF"},
+    {CAP_PERFMON, "CAP_PERFMON"},
+    {CAP_NET_ADMIN, "CAP_NET_ADMIN"},
+    {CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},
+};
+
+/* Append to msg, never past its end. */
+static void add(char *msg, size_t size, size_t *len, const char *a, const char *b)
+{
+	int n = snprintf(msg + *len, size - *len, "%s%s", a, b);
+
+	if (n > 0)
+		*len = *len + n < size ? *len + n : size - 1;
+}
+
+const char *bw_caps_missing(unsigned needs)
+{
+	static char msg[1024];
+	bool stand_in = false;
+	size_t i, j, len = 0, n = 0;
+
+	read_caps();
+	if (caps.userns && (needs & ~BW_NEED_MOUNT))
+		return "this process runs in a user namespace (/proc/self/uid_map), where the "
+		       "kernel "
+		       "counts none of its capabilities for BPF: run bpfwarden in the host's";
+	add(msg, sizeof(msg), &len, "this process lacks ", "");
+	for (i = 0; i < sizeof(cap_names) / sizeof(cap_names[0]); i++) {
+		int cap = cap_names[i].cap;
+		bool named = false;
+
+		if (bw_cap(cap) || (cap != CAP_SYS_ADMIN && bw_cap(CAP_SYS_ADMIN)))
+			continue;
+		for (j = 0; j < sizeof(cap_needs) / sizeof(cap_needs[0]); j++) {
+			if (!(needs & cap_needs[j].need) || cap_needs[j].cap != cap)
+				continue;
+			if (!named) {
+				/* The first need of this capability names it. */
+				add(msg, sizeof(msg), &len, n ? "; and " : "", cap_names[i].name);
+				add(msg, sizeof(msg), &len, ", needed ", cap_needs[j].what);
+				named = true;
+				n++;
+				stand_in |= cap != CAP_SYS_ADMIN;
+			} else {
+				add(msg, sizeof(msg), &len, " and ", cap_needs[j].what);
+			}
+		}
+	}
+	if (!n)
+		return NULL;
+	if (stand_in)
+		add(msg, sizeof(msg), &len, "; CAP_SYS_ADMIN would stand in for ",
+		    n > 1 ? "them" : "it");
+	return msg;
+}
+
+/*
+ * Why a trial (err) failed, or would: a capability the load takes and this
+ * process lacks if there is one, since the trial then says nothing about
+ * the kernel; else the kernel's refusal.
+ */
+static const char *refused(char *buf, size_t len, int err, unsigned needs, const char *what,
+			   const char *kernel)
+{
+	const char *caps = bw_caps_missing(BW_NEED_BPF | needs);
+
+	if (caps)
+		snprintf(buf, len, "%s cannot be loaded: %s", what, caps);
+	else
+		snprintf(buf, len, "%s (%s)", kernel, strerror(-err));
+	return buf;
+}
+
 const char *bw_lsm_unavailable(const struct bw_support *s)
 {
-	static char why[768];
+	static char why[1536];
 
 	if (!s->btf)
 		return "this kernel has no BTF (/sys/kernel/btf/vmlinux), so no BPF LSM program "
-		       "can "
-		       "load";
+		       "can load";
 	if (!s->lsm_listed) {
 		snprintf(
 		    why, sizeof(why),
@@ -112,11 +237,22 @@ const char *bw_lsm_unavailable(const struct bw_support *s)
 		    s->lsm_list[0] ? s->lsm_list : "unreadable");
 		return why;
 	}
-	if (s->lsm_attach_err) {
-		snprintf(why, sizeof(why),
-			 "BPF LSM is listed but this kernel refuses to attach an LSM program (%s)",
-			 strerror(-s->lsm_attach_err));
-		return why;
-	}
-	return NULL;
+	if (!s->lsm_attach_err)
+		return NULL;
+	return refused(why, sizeof(why), s->lsm_attach_err, BW_NEED_LSM, "BPF LSM programs",
+		       "BPF LSM is listed but this kernel refuses to attach an LSM program");
+}
+
+const char *bw_net_unavailable(const struct bw_support *s)
+{
+	static char why[1536];
+	unsigned needs = BW_NEED_TRACING | BW_NEED_NET;
+
+	if (!s->cgroup2)
+		return "no cgroup2 hierarchy is mounted (see /proc/self/mountinfo)";
+	if (!s->tp_attach_err && !bw_caps_missing(BW_NEED_BPF | needs))
+		return NULL;
+	return refused(why, sizeof(why), s->tp_attach_err, needs, "the network programs",
+		       "this kernel refuses to attach a tp_btf program, which keeps track of new "
+		       "cgroups");
 }

@@ -1,57 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "cgroup.h"
 #include "libdir.h"
 #include "probe.h"
 #include "session.h"
 #include "util.h"
-
-static const char *const mode_names[] = {
-    [BW_MODE_ENFORCE] = "enforce",
-    [BW_MODE_AUDIT] = "audit",
-    [BW_MODE_LEARN] = "learn",
-};
-
-unsigned bw_event_rate = BW_DEFAULT_EVENT_RATE;
-
-int bw_parse_event_rate(const char *arg)
-{
-	char *end;
-	unsigned long v = strtoul(arg, &end, 10);
-
-	if (!*arg || *end || v > 1000000) {
-		bw_err("--event-rate wants events a second (0: no limit), not '%s'", arg);
-		return -EINVAL;
-	}
-	bw_event_rate = (unsigned)v;
-	return 0;
-}
-
-int bw_parse_mode(const char *s, unsigned *mode)
-{
-	unsigned i;
-
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
-		if (!strcmp(s, mode_names[i])) {
-			*mode = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *bw_mode_name(unsigned mode)
-{
-	return mode < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[mode] : "unknown";
-}
 
 /* Does enforcing this profile need the file and exec hooks? */
 static bool needs_lsm(const struct bw_compiled *c)
@@ -60,9 +26,9 @@ static bool needs_lsm(const struct bw_compiled *c)
 	       c->policy.default_exec != BW_V_ALLOW || c->policy.exec_memfd_rule;
 }
 
-int bw_session_prepare(struct bw_session *s, const char *profile_path, const char *mode_opt,
-		       const char *log_path)
+int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 {
+	const char *profile_path = o->profile;
 	struct bw_diags diags = {};
 	const struct bw_support *sup;
 	const char *why;
@@ -91,37 +57,28 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 			bw_err("cannot read profile %s: %s", profile_path, strerror(-ret));
 		return 1;
 	}
-	if (mode_opt) {
-		if (bw_parse_mode(mode_opt, &s->mode)) {
-			bw_err("unknown mode '%s' (enforce, audit or learn)", mode_opt);
-			return 2;
-		}
-	} else if (s->profile->mode == BW_PMODE_AUDIT) {
-		s->mode = BW_MODE_AUDIT;
-	} else if (s->profile->mode == BW_PMODE_LEARN) {
-		s->mode = BW_MODE_LEARN;
-	} else {
-		s->mode = BW_MODE_ENFORCE;
-	}
+	/* The command line's, else the profile's (enforce without a mode line). */
+	s->mode = o->mode_given ? o->mode : s->profile->mode;
 	ret = bw_compile(s->profile, &s->compiled, err, sizeof(err));
 	if (ret) {
 		bw_err("%s", err[0] ? err : strerror(-ret));
 		return 1;
 	}
-	s->compiled.policy.event_rate = bw_event_rate;
+	s->compiled.policy.event_rate = o->event_rate;
 
+	/* BPF LSM is there when its programs are pinned already, or when they load here. */
 	sup = bw_probe();
-	if (!sup->cgroup2) {
-		bw_err("no cgroup2 hierarchy is mounted (see /proc/self/mountinfo)");
-		return 1;
-	}
-	why = bw_lsm_unavailable(sup);
+	why = bw_load_needs(true) & BW_NEED_LSM ? bw_lsm_unavailable(sup) : NULL;
 	if (why && needs_lsm(&s->compiled)) {
-		bw_err("file, exec and unix socket rules need BPF LSM: %s. TCP and UDP rules "
-		       "alone are enforced on this kernel (cgroup programs): a profile with "
-		       "`default allow file`, `default allow exec` and no file, exec or unix "
-		       "rules runs here. `bpfwarden status` shows what this kernel supports.",
-		       why);
+		if (bw_caps_missing(BW_NEED_BPF | BW_NEED_LSM))
+			bw_err("file, exec and unix socket rules need BPF LSM: %s.", why);
+		else
+			bw_err("file, exec and unix socket rules need BPF LSM: %s. TCP and UDP "
+			       "rules alone are enforced on this kernel (cgroup programs): a "
+			       "profile with `default allow file`, `default allow exec` and no "
+			       "file, exec or unix rules runs here. `bpfwarden status` shows what "
+			       "this kernel supports.",
+			       why);
 		return 1;
 	}
 	s->net_only = why != NULL;
@@ -132,10 +89,10 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 		return 1;
 	s->installed = true;
 
-	if (log_path) {
-		s->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (o->log) {
+		s->log_fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (s->log_fd < 0) {
-			bw_err("cannot open log %s: %s", log_path, strerror(errno));
+			bw_err("cannot open log %s: %s", o->log, strerror(errno));
 			return 1;
 		}
 	} else {
@@ -143,7 +100,6 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 	}
 	s->ev.log_fd = s->log_fd;
 	s->ev.profile = s->profile;
-	s->ev.mode = bw_mode_name(s->mode);
 	s->ev.slot = s->slot.id;
 	s->ev.maps = &s->maps;
 	s->ev.kill_on_deny = s->compiled.policy.on_deny == BW_ON_DENY_KILL;
@@ -158,6 +114,7 @@ int bw_session_prepare(struct bw_session *s, const char *profile_path, const cha
 
 int bw_session_govern(struct bw_session *s, const char *cgdir)
 {
+	struct bw_cgroup cur;
 	char msg[PATH_MAX + 128];
 	int ret;
 
@@ -168,20 +125,14 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		bw_err("cannot identify cgroup %s: %s", cgdir, strerror(-ret));
 		return ret;
 	}
-	ret = bw_lock(&s->maps);
-	if (!ret) {
-		struct bw_cgroup cur;
-
-		if (!bpf_map_lookup_elem(s->maps.cgroups, &s->ev.cgroup_id, &cur)) {
-			bw_err("%s is already governed (policy slot %u): detach it first", cgdir,
-			       cur.policy);
-			ret = -EEXIST;
-		} else {
-			ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode);
-			s->governing = true;
-		}
-		bw_unlock(&s->maps);
+	ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode, &cur);
+	if (ret == -EEXIST) {
+		bw_err("%s is already governed (policy slot %u): detach it first", cgdir,
+		       cur.policy);
+		return ret;
 	}
+	/* A walk stopped half way leaves entries: bw_session_end lets them go. */
+	s->governing = true;
 	if (ret)
 		return ret;
 	snprintf(msg, sizeof(msg),
@@ -200,24 +151,107 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 	return 0;
 }
 
-void bw_session_end(struct bw_session *s)
+void bw_session_drain(struct bw_session *s)
 {
-	if (s->events_open) {
+	if (!s->events_open)
+		return;
+	while (bw_events_poll(&s->ev, 0) > 0)
+		;
+	bw_events_check_lost(&s->ev);
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+void bw_session_signals(bool for_child)
+{
+	/* No SA_RESTART: poll(2) returns at once (it is never restarted anyway). */
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (for_child)
+		signal(SIGINT, SIG_IGN);
+	else
+		sigaction(SIGINT, &sa, NULL);
+}
+
+/* Is the session's cgroup still there and governed by its slot? */
+static bool still_ours(struct bw_session *s)
+{
+	struct bw_cgroup v;
+
+	return !access(s->cgdir, F_OK) && !bw_governor(&s->maps, s->ev.cgroup_id, &v) &&
+	       v.policy == s->slot.id;
+}
+
+static long now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+int bw_session_loop(struct bw_session *s, struct bw_loop *l)
+{
+	struct pollfd fds[2] = {
+	    {.fd = ring_buffer__epoll_fd(s->ev.rb), .events = POLLIN},
+	    {.fd = l->child > 0 ? l->child_fd : -1, .events = POLLIN},
+	};
+	long end = l->duration ? now_sec() + l->duration : 0;
+	int why = 0;
+
+	while (!why) {
+		poll(fds, 2, BW_LOOP_TICK_MS);
 		bw_events_poll(&s->ev, 0);
 		bw_events_check_lost(&s->ev);
-	}
-	if (s->governing && !access(s->cgdir, F_OK) && !bw_lock(&s->maps)) {
-		uint32_t slot = s->slot.id;
+		if (stop_signal && l->child > 0) {
+			kill(l->child, stop_signal);
+			stop_signal = 0;
+		} else if (stop_signal) {
+			l->signal = stop_signal;
+			why = BW_LOOP_SIGNAL;
+		}
+		if (l->child > 0) {
+			pid_t r = waitpid(l->child, &l->child_status, WNOHANG);
 
-		bw_ungovern(&s->maps, s->cgdir, &slot);
-		bw_unlock(&s->maps);
+			if (r == l->child || (r < 0 && errno != EINTR))
+				why = BW_LOOP_CHILD;
+		}
+		if (end && now_sec() >= end)
+			why = BW_LOOP_TIME;
+		if (l->watch && !still_ours(s)) {
+			/* Whoever let it go has removed our entries. */
+			s->governing = false;
+			why = BW_LOOP_GONE;
+		}
+		if (l->tick && l->tick(s, l->arg))
+			why = BW_LOOP_TICK;
 	}
-	if (s->installed && !bw_lock(&s->maps)) {
-		/* Another command may have re-governed cgroups with our slot; keep it then. */
-		if (!bw_slot_referenced(&s->maps, s->slot.id))
-			bw_slot_release(&s->maps, s->slot.id);
-		bw_unlock(&s->maps);
+	bw_session_drain(s);
+	return why;
+}
+
+void bw_session_end(struct bw_session *s)
+{
+	bw_session_drain(s);
+	if (s->governing && !access(s->cgdir, F_OK)) {
+		uint32_t slot = s->slot.id;
+		int ret = bw_ungovern(&s->maps, s->cgdir, &slot);
+
+		/* -ENOENT: let go already (detach, or the cgroup went with its last process). */
+		if (ret && ret != -ENOENT)
+			bw_err("cannot let %s go: %s (it stays governed; `bpfwarden detach` it)",
+			       s->cgdir, strerror(-ret));
 	}
+	/* Another command may have re-governed cgroups with our slot; it stays then. */
+	if (s->installed)
+		bw_slot_put(&s->maps, s->slot.id);
 	if (s->events_open)
 		bw_events_close(&s->ev);
 	if (s->slot.rb_fd >= 0)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer target for the profile parser: any bytes, parsed as a profile
- * whose includes resolve in a small library (tests/fuzz/lib, relative to the
- * repository root that `make fuzz` runs from). Besides "no crash, no leak",
- * it checks what the parser promises about its output.
+ * libFuzzer target for the profile parser and compiler: any bytes, parsed as
+ * a profile whose includes resolve in a small library (tests/fuzz/lib,
+ * relative to the repository root that `make fuzz` runs from); every profile
+ * that parses is compiled to map contents (bw_compile, pins planned) and
+ * freed. Besides "no crash, no leak, no undefined behaviour", it checks what
+ * the parser promises about its output and what the compiler promises about
+ * its trie keys.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -13,6 +16,8 @@
 
 #include <bpfwarden.h>
 
+#include "compile.h"
+#include "pins.h"
 #include "profile.h"
 
 #define FUZZ_LIBDIR "tests/fuzz/lib"
@@ -48,7 +53,7 @@ static void check_profile(const struct bw_profile *p)
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 		require(r->origin.file && r->origin.line > 0 && r->origin.col > 0);
-		require(r->verdict == BW_RULE_ALLOW || r->verdict == BW_RULE_DENY);
+		require(r->verdict == BW_V_ALLOW || r->verdict == BW_V_DENY);
 		switch (r->cat) {
 		case BW_CAT_FILE:
 			require(r->file.access && !(r->file.access & ~(BW_ACC_R | BW_ACC_W)));
@@ -81,6 +86,94 @@ static void check_profile(const struct bw_profile *p)
 	}
 }
 
+/* Sorted, distinct, well formed keys: what the kernel's trie is given. */
+static void check_keys(const struct bw_file_entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct bw_file_entry *e = &v[i];
+		char last = e->key[e->keylen - 1];
+
+		require(e->keylen >= 1 && e->keylen <= BW_KEY_PATH_MAX);
+		require(last == '\0' || last == '/');
+		require(e->key[0] == '/');
+		require(e->val.verdict_r <= BW_V_DENY && e->val.verdict_w <= BW_V_DENY);
+		if (i) {
+			const struct bw_file_entry *p = &v[i - 1];
+			size_t m = p->keylen < e->keylen ? p->keylen : e->keylen;
+			int c = memcmp(p->key, e->key, m);
+
+			require(c < 0 || (c == 0 && p->keylen < e->keylen));
+		}
+	}
+}
+
+/* A deny rule's own key refuses what the rule names: deny wins at equal specificity. */
+static void check_deny_rule(const struct bw_compiled *c, const struct bw_rule *r)
+{
+	const struct bw_file_entry *v = r->cat == BW_CAT_EXEC ? c->execs : c->files;
+	size_t n = r->cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
+	unsigned access = r->cat == BW_CAT_EXEC ? BW_ACC_R : r->file.access;
+	char path[BW_KEY_PATH_MAX + 2];
+	const struct bw_file_entry *e;
+
+	snprintf(path, sizeof(path), "%s%s", r->file.path,
+		 r->file.subtree && strcmp(r->file.path, "/") ? "/" : "");
+	e = bw_entries_lookup(v, n, path);
+	require(e);
+	require(e->keylen == strlen(path) + (r->file.subtree ? 0 : 1));
+	if (access & BW_ACC_R)
+		require(e->val.verdict_r == BW_V_DENY);
+	if (access & BW_ACC_W)
+		require(e->val.verdict_w == BW_V_DENY);
+}
+
+static void check_compiled(const struct bw_profile *p, const struct bw_compiled *c)
+{
+	int deny_file = 0, deny_exec = 0;
+
+	check_keys(c->files, c->nfiles);
+	check_keys(c->execs, c->nexecs);
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct bw_rule *r = &p->rules[i];
+
+		if (r->cat == BW_CAT_NET || !r->file.path || r->verdict != BW_V_DENY)
+			continue;
+		check_deny_rule(c, r);
+		deny_file |= r->cat == BW_CAT_FILE;
+		deny_exec |= r->cat == BW_CAT_EXEC;
+	}
+	require(c->npins <= p->nrules);
+	for (size_t i = 0; i < c->npins; i++)
+		require(c->pins[i].path &&
+			(c->pins[i].cat == BW_CAT_PIN_FILE || c->pins[i].cat == BW_CAT_PIN_EXEC));
+	require(c->policy.has_pins == deny_file && c->policy.has_exec_pins == deny_exec);
+	for (size_t i = 0; i < c->nnets; i++) {
+		const struct bw_net_value *nv = &c->nets[i].val;
+
+		require(nv->n >= 1 && nv->n <= BW_NET_RANGES);
+		for (size_t k = 0; k < nv->n; k++)
+			require(nv->r[k].lo <= nv->r[k].hi && nv->r[k].rule >= 1 &&
+				nv->r[k].rule <= p->nrules);
+	}
+}
+
+/* Every profile that parses is compiled, or refused with a reason. */
+static void compile(const struct bw_profile *p)
+{
+	struct bw_compiled c;
+	char err[512] = "";
+	int ret = bw_compile(p, &c, err, sizeof(err));
+
+	if (!ret) {
+		check_compiled(p, &c);
+		bw_compiled_free(&c);
+		return;
+	}
+	require(ret == -E2BIG || ret == -ENAMETOOLONG || ret == -ENOMEM || ret == -EOPNOTSUPP);
+	require(ret == -ENOMEM || err[0]);
+	require(!c.files && !c.execs && !c.nets && !c.unixes && !c.pins);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bw_diags d = {0};
@@ -99,6 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_profile(p);
 		for (size_t i = 0; i < p->nrules; i++)
 			require(bw_origin_format(&p->rules[i].origin, buf, sizeof(buf)) != -EINVAL);
+		compile(p);
 	}
 	for (size_t i = 0; i < d.n; i++)
 		require(d.v[i].file && d.v[i].msg && d.v[i].line > 0 && d.v[i].col > 0);

@@ -3,9 +3,11 @@
 
 Tests are plain functions named test_*; each gets a fresh scratch directory
 under /tmp/bwit. A test passes only by reaching its end: every check raises
-on a mismatch. The runner prints one line per test and a final
-"N passed, N failed" line, and exits non-zero when any test failed or
-when the environment cannot run them (which is never reported as a pass).
+on a mismatch. A test that cannot run on this kernel calls skip(reason): it
+is reported as skipped with the reason, never counted as passed. The runner
+prints one line per test and a final "N passed, N failed, N skipped" line,
+and exits non-zero when any test failed or when the environment cannot run
+them.
 """
 import json
 import os
@@ -38,6 +40,26 @@ allow exec {build}/**
 
 class Failure(Exception):
     pass
+
+
+class Skipped(Exception):
+    pass
+
+
+def skip(reason):
+    """This test cannot run here: say why, and do not count it as passed."""
+    raise Skipped(reason)
+
+
+def lsm_active():
+    """Can this kernel run BPF LSM programs (listed, and a trial attach works)?"""
+    try:
+        with open("/sys/kernel/security/lsm") as f:
+            listed = "bpf" in f.read().strip().split(",")
+    except OSError:
+        listed = False
+    st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+    return listed and "BPF LSM program attaches       yes" in st
 
 
 def check(cond, msg):
@@ -182,13 +204,16 @@ def main(tests, argv):
         if not os.access(tool, os.X_OK):
             print("cannot run the integration tests: %s is missing (run make)" % tool)
             return 2
-    passed = failed = 0
+    passed = failed = skipped = 0
     for t in selected:
         shutil.rmtree(SCRATCH, ignore_errors=True)
         os.makedirs(SCRATCH)
         start = time.time()
         try:
             t()
+        except Skipped as e:
+            skipped += 1
+            print("skip %s: %s" % (t.__name__, e))
         except Exception as e:  # any error fails the test, loudly
             failed += 1
             print("FAIL %s (%.1fs)" % (t.__name__, time.time() - start))
@@ -200,5 +225,5 @@ def main(tests, argv):
             passed += 1
             print("ok   %s (%.1fs)" % (t.__name__, time.time() - start))
         sys.stdout.flush()
-    print("%d passed, %d failed" % (passed, failed))
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0

@@ -443,11 +443,25 @@ def test_learn_mode_and_switching_modes():
         out = subprocess.run([BW, "mode", "--cgroup", cg, "enforce"], capture_output=True,
                              text=True)
         check_eq(out.returncode, 0, "mode switch (%s)" % out.stderr)
-        check_eq(in_cgroup(("read", S + "/a")), [EACCES], "enforce after the switch")
+        check_eq(in_cgroup(("read", S + "/a"), ("read", S + "/secret")), [EACCES, EACCES],
+                 "enforce after the switch")
         subprocess.run([BW, "mode", "--cgroup", cg, "audit"], check=True, capture_output=True)
         check_eq(in_cgroup(("read", S + "/a")), ["OK"], "audit after the switch")
         wait_for(lambda: sum(1 for e in events(log) if e["type"] == "audit") >= 1, what="audit")
         check(agent.poll() is None, "the agent stayed attached through the switches")
+        # Each event carries the mode the kernel decided under, not the one
+        # the agent was started with.
+        evs = [e for e in events(log) if e.get("path", "").startswith(S)][3:]
+        check_eq([(e["type"], e["path"], e["decision"], e["mode"]) for e in evs],
+                 [("deny", S + "/a", "deny", "enforce"), ("deny", S + "/secret", "deny", "enforce"),
+                  ("audit", S + "/a", "allow", "audit")], "events after the switches")
+        # The slot's counters: each denied operation counted once, by what
+        # its mode made of it (2 learned, 1 learn-mode deny, 2 enforce
+        # denies, 1 audited).
+        st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+        line = [l for l in st.splitlines() if "agent pid %d " % agent.pid in l and "denied" in l]
+        check_eq(len(line), 1, "the slot's counters in status:\n" + st)
+        check("3 denied, 1 audited, 2 learned, 0 lost" in line[0], "counters: " + line[0])
     finally:
         agent.send_signal(signal.SIGTERM)
         agent.wait(timeout=30)
@@ -483,10 +497,56 @@ def test_run_exit_status_and_cleanup():
 
 
 def test_bad_profile_changes_nothing():
-    p = profile("default allow\nallow file q /tmp\n")
-    r = run(p, ["true"])
-    check_eq(r.rc, 1, "exit status")
-    check(":3:" in r.stderr and "error" in r.stderr, "diagnostic: " + r.stderr)
+    """A profile that does not parse, or parses and does not compile, is
+    refused with a diagnostic and leaves the running policy as it was: the
+    governed cgroup keeps its profile, its denials and its agent."""
+    write(S + "/a", "a\n")
+    write(S + "/secret", "s\n")
+    root = cgroup_root()
+    cg = os.path.join(root, "bwtest-bad")
+    os.makedirs(cg, exist_ok=True)
+    good = profile("default allow\ndeny file r %s/secret\n" % S)
+    log = S + "/good.log"
+    agent = subprocess.Popen([BW, "attach", "--cgroup", cg, "--profile", good, "--log", log])
+
+    def in_cgroup(*ops):
+        cmd = "echo $$ > %s/cgroup.procs && exec %s -" % (cg, FSOP)
+        return subprocess.run(["sh", "-c", cmd], input="".join(" ".join(o) + "\n" for o in ops),
+                              capture_output=True, text=True).stdout.split("\n")[:-1]
+
+    def governed():
+        st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+        return st[st.index("governed cgroups:"):]
+
+    try:
+        wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="attach")
+        check_eq(in_cgroup(("read", S + "/a"), ("read", S + "/secret")), ["OK", EACCES],
+                 "the good profile holds")
+        before = governed()
+        bad_parse = profile("default allow\nallow file q /tmp\n")
+        # Parses, but cannot compile: more port ranges on one address than a key holds.
+        bad_compile = profile("default deny net\n" + "".join(
+            "allow net connect tcp 127.0.0.1:%d\n" % (1000 + i) for i in range(40)))
+        for bad, where in ((bad_parse, bad_parse + ":3:"), (bad_compile, bad_compile + ":")):
+            r = run(bad, ["true"])
+            check_eq(r.rc, 1, "run with a bad profile: exit status")
+            check(where in r.stderr, "diagnostic names the line: " + r.stderr)
+            out = subprocess.run([BW, "attach", "--cgroup", cg, "--profile", bad],
+                                 capture_output=True, text=True, timeout=30)
+            check_eq(out.returncode, 1, "attach with a bad profile: exit status")
+            check(out.stderr.strip(), "attach says why")
+        check_eq(governed(), before, "what status shows as governed")
+        check_eq(in_cgroup(("read", S + "/a"), ("read", S + "/secret")), ["OK", EACCES],
+                 "the good profile still holds")
+        check(agent.poll() is None, "the governing agent is still attached")
+        runs = os.path.join(root, "bpfwarden")
+        left = os.listdir(runs) if os.path.isdir(runs) else []
+        check_eq([d for d in left if d.startswith("run-")], [], "run cgroups left behind")
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
+        subprocess.run(["sh", "-c", "cat %s/cgroup.procs | while read p; do echo $p > "
+                        "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
 
 
 TESTS = [

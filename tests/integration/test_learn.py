@@ -3,7 +3,10 @@
 """Learn mode round trip: learn a workload, enforce the generated profile,
 run the same workload again unchanged (no denial), then a variant that opens
 a new file, reaches a new address and runs a new program is refused exactly
-on those three, with events."""
+on those three, with events. Generalisation both ways round: a job that
+names its files after the run (PID, time, mkstemp, hex) runs again and
+again under what was learned, while a directory of keys read eight files at
+a time never gives the profile a file that was not read."""
 import os
 import socket
 import subprocess
@@ -16,6 +19,8 @@ from bwtest import BW, SCRATCH, check, check_eq, denials, main, run, write
 S = SCRATCH
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "learn_workload.py")
+PERRUN = os.path.join(HERE, "perrun_workload.py")
+READER = os.path.join(HERE, "read_driver.py")
 PY = "/usr/bin/python3"
 PORT, PORT2 = 19280, 19281
 
@@ -173,8 +178,214 @@ def test_shell_workload_folds_into_the_shell_abstraction():
     check_eq((r.rc, denials(r.events)), (0, []), "enforced rerun (%s)" % r.stderr)
 
 
+def learn(out, cmd):
+    """bpfwarden run --mode learn --output OUT -- CMD; the run, and the profile `check` accepts."""
+    r = subprocess.run([BW, "run", "--mode", "learn", "--output", out, "--log", out + ".log",
+                        "--"] + cmd, capture_output=True, text=True)
+    check_eq(r.returncode, 0, "learning run (stdout %s, stderr %s)" % (r.stdout, r.stderr))
+    text = open(out).read()
+    c = subprocess.run([BW, "check", out], capture_output=True, text=True)
+    check_eq(c.returncode, 0, "bpfwarden check of the learned profile: %s\n%s" % (c.stderr, text))
+    return r, text
+
+
+def rules(text):
+    return [l for l in text.splitlines() if l.startswith("allow ")]
+
+
+def made(stdout):
+    return set(l.split()[1] for l in stdout.splitlines() if l.startswith("made "))
+
+
+def failed(stdout):
+    return dict((l.split()[0], " ".join(l.split()[1:])) for l in stdout.splitlines()
+                if " FAILED" in l)
+
+
+def objects(evs, kind):
+    """The objects of the events of one type; each once for audit (a program
+    allowed to run is opened, then executed: two events)."""
+    got = [e.get("path") or "%s:%d" % (e.get("addr"), e.get("port", 0))
+           for e in evs if e["type"] == kind]
+    return sorted(set(got) if kind == "audit" else got)
+
+
+def test_per_run_names_run_again():
+    """Python: learned once, the job runs twice more under the profile with new
+    PIDs and new temporary names; a variant reaching anything new is refused."""
+    job, inputs = S + "/job", S + "/in"
+    for i in range(3):
+        write("%s/%d.json" % (inputs, i), "{}\n")
+    write(S + "/other/new.txt", "new\n")
+    os.makedirs(job)
+    socks = serve([PORT, PORT2])
+    try:
+        cmd = [PY, PERRUN, job, inputs, str(PORT)]
+        out = S + "/perrun.profile"
+        r, text = learn(out, cmd)
+        seen = made(r.stdout)
+        check_eq(len(seen), 6, "per-run names made while learning (%s)" % r.stdout)
+        check("allow file rw %s/**" % job in rules(text), "the job directory:\n" + text)
+        for n in seen:
+            check(not any(n in l for l in rules(text)), "a rule names %s:\n%s" % (n, text))
+        for i in (1, 2):
+            r = run(out, cmd)
+            check_eq((r.rc, denials(r.events)), (0, []),
+                     "enforced run %d (stdout %s, stderr %s)" % (i, r.stdout, r.stderr))
+            now = made(r.stdout)
+            check(len(now) == 6 and not now & seen, "run %d made new names: %r (before: %r)"
+                  % (i, sorted(now), sorted(seen)))
+            seen |= now
+        # One new thing each: a file read and one written outside the job
+        # directory, another port, another program.
+        variant = cmd + ["--read", S + "/other/new.txt", "--write", S + "/other/out.txt",
+                         "--port", str(PORT2), "--program", "/usr/bin/id"]
+        new = sorted([S + "/other/new.txt", S + "/other/out.txt", "127.0.0.1:%d" % PORT2,
+                      "/usr/bin/id"])
+        r = run(out, variant)
+        check_eq(r.rc, 1, "variant exit status (%s)" % r.stdout)
+        check_eq(failed(r.stdout), {"new-read": "FAILED EACCES", "new-write": "FAILED EACCES",
+                                    "new-port": "FAILED EPERM", "new-program": "FAILED EACCES"},
+                 "refused steps")
+        check_eq(objects(r.events, "deny"), new, "deny events")
+        check(not os.path.exists(S + "/other/out.txt"), "nothing written outside")
+        # Control: the same variant in audit mode does all four (the routes
+        # are real), and the profile would have refused those four; the rest
+        # is what the new program did once it ran.
+        r = run(out, variant, mode="audit")
+        check_eq((r.rc, failed(r.stdout)), (0, {}), "audit control (%s)" % r.stdout)
+        check(os.path.exists(S + "/other/out.txt"), "the control wrote outside")
+        a = [e for e in r.events if e["type"] == "audit"]
+        check(set(new) <= set(objects(a, "audit")), "audit events of the control: %r" % a)
+        # comm, recorded by the kernel: exe is read from /proc afterwards, and
+        # a program as short-lived as id is often gone by then.
+        check(all(e["proc"]["comm"] == "id" for e in a
+                  if (e.get("path") or "%s:%d" % (e.get("addr"), e.get("port", 0))) not in new),
+              "audit events beyond the four come from the new program: %r" % a)
+    finally:
+        for s in socks:
+            s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+
+# A shell job: its PID, the time, mktemp, a hex name; then what it is told to
+# write or run (the variant).
+SH_JOB = r"""set -e
+J=$1; shift
+echo $$ > "$J/out-$$.txt"; cat "$J/out-$$.txt" > /dev/null; echo "made out-$$.txt"
+d=$(date +%s%N); echo t > "$J/log-$d.txt"; echo "made log-$d.txt"
+t=$(mktemp -p "$J"); echo y > "$t"; cat "$t" > /dev/null; rm "$t"; echo "made ${t##*/}"
+h=$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')
+echo z > "$J/blob-$h.bin"; echo "made blob-$h.bin"
+for a in "$@"; do
+	case $a in
+	/usr/bin/*) "$a" > /dev/null ;;
+	*) echo new > "$a" ;;
+	esac
+done
+"""
+
+
+def test_per_run_names_run_again_shell():
+    job = S + "/shjob"
+    os.makedirs(job)
+    os.makedirs(S + "/other")
+    cmd = ["/bin/sh", "-c", SH_JOB, "sh", job]
+    out = S + "/sh-perrun.profile"
+    r, text = learn(out, cmd)
+    seen = made(r.stdout)
+    check_eq(len(seen), 4, "names made while learning (%s)" % r.stdout)
+    check("allow file rw %s/**" % job in rules(text), "the job directory:\n" + text)
+    for i in (1, 2):
+        r = run(out, cmd)
+        check_eq((r.rc, denials(r.events)), (0, []),
+                 "enforced run %d (stdout %s, stderr %s)" % (i, r.stdout, r.stderr))
+        now = made(r.stdout)
+        check(len(now) == 4 and not now & seen, "run %d: new names %r" % (i, sorted(now)))
+        seen |= now
+    # Variants, each with its control in audit mode: a file written outside
+    # the job directory, a program the shell abstraction does not give.
+    for target, status, path in ((S + "/other/sh-out.txt", 2, S + "/other/sh-out.txt"),
+                                 ("/usr/bin/whoami", 126, "/usr/bin/whoami")):
+        r = run(out, cmd + [target])
+        check_eq(r.rc, status, "variant %s: exit status (stderr %s)" % (target, r.stderr))
+        check("Permission denied" in r.stderr, "variant %s: %s" % (target, r.stderr))
+        check_eq(objects(r.events, "deny"), [path], "variant %s: deny events" % target)
+        r = run(out, cmd + [target], mode="audit")
+        check_eq(r.rc, 0, "control %s (stderr %s)" % (target, r.stderr))
+        check_eq(objects(r.events, "audit"), [path], "control %s: audit events" % target)
+    check(os.path.exists(S + "/other/sh-out.txt"), "the control wrote outside")
+
+
+def make_dir(path, mode, files):
+    """files: {name: mode}; the directory's mode is set last."""
+    os.makedirs(path, exist_ok=True)
+    for name, m in files.items():
+        write(os.path.join(path, name), "key material %s\n" % name)
+        os.chmod(os.path.join(path, name), m)
+    os.chmod(path, mode)
+
+
+def test_keys_never_generalised():
+    """Eight files read in each of four directories of secrets, recognised by
+    a name (.ssh), key-like file names (*.pem), a private directory and
+    private files (modes on disk). None becomes DIR/**: enforced, the files
+    read still pass and every unread one is refused. The ordinary directory
+    read the same way is generalised: that is what would have happened."""
+    os.makedirs(S + "/home", mode=0o755)
+    os.makedirs(S + "/srv", mode=0o755)
+    ssh, vault, shared = S + "/home/.ssh", S + "/srv/vault", S + "/srv/shared"
+    certs, data = S + "/srv/certs", S + "/srv/data"
+    make_dir(ssh, 0o700, {"authorized_keys": 0o644, "config": 0o644, "known_hosts": 0o644,
+                          "id_rsa": 0o600, "id_rsa.pub": 0o644, "id_ed25519": 0o600,
+                          "id_ed25519.pub": 0o644, "id_ecdsa.pub": 0o644,
+                          "id_ecdsa": 0o600, "deploy_key": 0o600, "deploy_key.pub": 0o644,
+                          "backup_key": 0o600})
+    make_dir(vault, 0o700, dict(("k%02d.dat" % i, 0o600) for i in range(1, 11)))
+    make_dir(shared, 0o755, dict([("d%02d.dat" % i, 0o644) for i in range(1, 9)]
+                                 + [("s09.dat", 0o600), ("s10.dat", 0o600)]))
+    make_dir(certs, 0o755, dict(("c%02d.pem" % i, 0o644) for i in range(1, 11)))
+    make_dir(data, 0o755, dict(("f%02d.txt" % i, 0o644) for i in range(1, 11)))
+    read = ([ssh + "/" + n for n in ("authorized_keys", "config", "known_hosts", "id_rsa",
+                                     "id_rsa.pub", "id_ed25519", "id_ed25519.pub",
+                                     "id_ecdsa.pub")]
+            + ["%s/k%02d.dat" % (vault, i) for i in range(1, 9)]
+            + ["%s/d%02d.dat" % (shared, i) for i in range(1, 9)]
+            + ["%s/c%02d.pem" % (certs, i) for i in range(1, 9)]
+            + ["%s/f%02d.txt" % (data, i) for i in range(1, 9)])
+    unread = sorted([ssh + "/id_ecdsa", ssh + "/deploy_key", ssh + "/deploy_key.pub",
+                     ssh + "/backup_key", vault + "/k09.dat", vault + "/k10.dat",
+                     shared + "/s09.dat", shared + "/s10.dat", certs + "/c09.pem",
+                     certs + "/c10.pem"])
+    out = S + "/keys.profile"
+    r, text = learn(out, [PY, READER] + read)
+    check_eq(r.stdout.split(), ["OK"] * len(read), "learning reads")
+    for d in (ssh, vault, shared, certs):
+        check(not any(l.endswith(" %s/**" % d) or l.endswith(" %s/**" % os.path.dirname(d))
+                      for l in rules(text)), "a subtree over %s:\n%s" % (d, text))
+        check("not generalised: %s is a directory of secrets" % d in text,
+              "the reviewer is told about %s:\n%s" % (d, text))
+    check("allow file r %s/**" % data in rules(text), "the ordinary directory:\n" + text)
+    # Enforced: what was read passes, every unread key is refused with its event.
+    r = run(out, [PY, READER] + read)
+    check_eq((r.stdout.split(), denials(r.events)), (["OK"] * len(read), []), "the same reads")
+    r = run(out, [PY, READER] + unread + [data + "/f09.txt", data + "/f10.txt"])
+    got = r.stdout.splitlines()
+    check_eq(got, ["ERR EACCES"] * len(unread) + ["OK", "OK"],
+             "unread keys refused, the ordinary directory's new files not")
+    check_eq(objects(r.events, "deny"), unread, "deny events")
+    check(all(e["op"] == "open" for e in denials(r.events)), "ops: %r" % denials(r.events))
+    # Control: in audit mode every unread key is opened (the route is real),
+    # and each is one the profile refuses.
+    r = run(out, [PY, READER] + unread, mode="audit")
+    check_eq(r.stdout.split(), ["OK"] * len(unread), "audit control")
+    check_eq(objects(r.events, "audit"), unread, "audit events of the control")
+
+
 TESTS = [test_learn_enforce_round_trip, test_learn_an_existing_cgroup,
-         test_learn_all_cgroups_of_the_host, test_shell_workload_folds_into_the_shell_abstraction]
+         test_learn_all_cgroups_of_the_host, test_shell_workload_folds_into_the_shell_abstraction,
+         test_per_run_names_run_again, test_per_run_names_run_again_shell,
+         test_keys_never_generalised]
 
 if __name__ == "__main__":
     sys.exit(main(TESTS, sys.argv))

@@ -10,7 +10,8 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import expect_driver, rule_of, BUILD, check, check_eq, denials, main, profile, run
+from bwtest import (expect_driver, rule_of, BUILD, BW, check, check_eq, denials, events, lsm_active,
+                    main, profile, run, skip, wait_for, cgroup_root, read)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(HERE, "net_driver.py")
@@ -149,17 +150,6 @@ def test_audit_mode_connects_and_logs():
         srv.close()
 
 
-def lsm_active():
-    try:
-        with open("/sys/kernel/security/lsm") as f:
-            listed = "bpf" in f.read().strip().split(",")
-    except OSError:
-        listed = False
-    st = subprocess.run([os.path.join(BUILD, "bpfwarden"), "status"], capture_output=True,
-                        text=True).stdout
-    return listed and "BPF LSM program attaches       yes" in st
-
-
 def test_raw_and_packet_sockets():
     p = profile(OPEN + "default deny net\n")
     if lsm_active():
@@ -187,10 +177,7 @@ def test_unix_sockets():
                 "allow net connect unix @bw-app\n"
                 "allow net bind unix %s/mine.sock\n" % S)
     if not lsm_active():
-        r = run(p, ["true"])
-        check_eq(r.rc, 1, "unix rules without BPF LSM are refused, not ignored")
-        check("need BPF LSM" in r.stderr, "says why: " + r.stderr)
-        return
+        skip("unix socket rules need BPF LSM, which this kernel cannot run")
     socks = []
     for name, kind in (("%s/app.sock" % S, socket.SOCK_STREAM), ("%s/other.sock" % S,
                        socket.SOCK_STREAM), ("\0bw-app", socket.SOCK_STREAM),
@@ -217,8 +204,71 @@ def test_unix_sockets():
             s.close()
 
 
+def test_unix_rules_refused_without_lsm():
+    """On a kernel without BPF LSM a profile with unix rules is refused with
+    the reason, never run with those rules silently ignored."""
+    if lsm_active():
+        skip("this kernel runs BPF LSM: unix rules are enforced (test_unix_sockets)")
+    p = profile(OPEN + "default deny net\nallow net connect unix /tmp/bwit/app.sock\n")
+    r = run(p, ["true"])
+    check_eq(r.rc, 1, "unix rules without BPF LSM are refused, not ignored")
+    check("need BPF LSM" in r.stderr, "says why: " + r.stderr)
+
+
+def test_learn_sends_each_access_once_per_cgroup():
+    """Learn mode reports each (cgroup, operation, object) once, for every
+    hook: a unix peer and a packet socket used again and again in one
+    cgroup give one event each, and the same again in a sibling cgroup is
+    that cgroup's own first sight."""
+    if not lsm_active():
+        skip("unix and packet sockets are decided by BPF LSM, which this kernel cannot run")
+    S = "/tmp/bwit"
+    root = cgroup_root()
+    parent = os.path.join(root, "bwtest-learn-net")
+    kids = [os.path.join(parent, k) for k in ("a", "b")]
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(S + "/app.sock")
+    srv.listen(64)
+    for d in [parent] + kids:
+        os.makedirs(d, exist_ok=True)
+    p = profile(OPEN + "default deny net\n")
+    log = S + "/learn.log"
+    agent = subprocess.Popen([BW, "attach", "--cgroup", parent, "--profile", p, "--mode", "learn",
+                              "--log", log])
+
+    def in_cgroup(cg, *cases):
+        cmd = "echo $$ > %s/cgroup.procs && exec %s %s %s" % (cg, PY, DRIVER, " ".join(cases))
+        return subprocess.run(["sh", "-c", cmd], capture_output=True, text=True).stdout.split()
+
+    try:
+        wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="attach")
+        unix = "unix:%s/app.sock" % S
+        check_eq(in_cgroup(kids[0], unix, unix, "packet", "packet", "packet"), ["OK"] * 5,
+                 "learn mode lets everything through (a)")
+        check_eq(in_cgroup(kids[1], unix, "packet"), ["OK"] * 2,
+                 "learn mode lets everything through (b)")
+        wait_for(lambda: sum(1 for e in events(log) if e["type"] == "learn") >= 4, what="events")
+        subprocess.run([BW, "detach", "--cgroup", parent], capture_output=True)
+        agent.wait(timeout=30)
+        got = sorted((e["cgroup"]["path"].rsplit("/", 1)[-1], e["op"], e["family"])
+                     for e in events(log) if e["type"] == "learn")
+        check_eq(got, [("a", "connect", "unix"), ("a", "socket", "packet"),
+                       ("b", "connect", "unix"), ("b", "socket", "packet")],
+                 "one learn event per cgroup and object")
+    finally:
+        if agent.poll() is None:
+            agent.terminate()
+            agent.wait(timeout=30)
+        srv.close()
+        for d in kids + [parent]:
+            subprocess.run(["sh", "-c", "cat %s/cgroup.procs 2>/dev/null | while read p; do "
+                            "echo $p > %s/cgroup.procs; done; rmdir %s" % (d, root, d)])
+
+
 TESTS = [
     test_unix_sockets,
+    test_unix_rules_refused_without_lsm,
+    test_learn_sends_each_access_once_per_cgroup,
     test_raw_and_packet_sockets,
     test_allowed_and_denied_tcp,
     test_every_route_to_a_denied_local_port,

@@ -10,9 +10,15 @@
 #include "suites.h"
 
 static Suite *(*const suites[])(void) = {
-    lexer_suite,   diag_suite,	   parser_suite,  path_suite,	   net_suite,
-    include_suite, validate_suite, shipped_suite, cmd_check_suite, compile_suite,
-    jsonw_suite,   cgroup_suite,   learn_suite,	  libdir_suite,
+    lexer_suite,       diag_suite,
+    parser_suite,      path_suite,
+    net_suite,	       include_suite,
+    validate_suite,    shipped_suite,
+    cmd_check_suite,   compile_suite,
+    jsonw_suite,       cgroup_suite,
+    learn_suite,       learn_generalise_suite,
+    learn_names_suite, pins_suite,
+    event_line_suite,  libdir_suite,
 };
 
 int main(void)

@@ -18,6 +18,10 @@ Suite *compile_suite(void);
 Suite *jsonw_suite(void);
 Suite *cgroup_suite(void);
 Suite *learn_suite(void);
+Suite *learn_generalise_suite(void);
+Suite *learn_names_suite(void);
+Suite *pins_suite(void);
+Suite *event_line_suite(void);
 Suite *libdir_suite(void);
 
 #endif /* BW_TEST_SUITES_H */

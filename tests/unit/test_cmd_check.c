@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * `bpfwarden check`: output format, exit status, library lookup. The
- * command is compiled into this test under another name, so the agent's
- * own object can join the unit test binary later without a clash.
+ * `bpfwarden check`: output format, exit status, library lookup, and the
+ * option parsing every command shares (user/cli.c), run in-process.
  */
-#define cmd_check tested_cmd_check
-#include "cmd_check.c"
-#undef cmd_check
-
 #include <check.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "bpfwarden.h"
+#include "cli.h"
 
 #include "helpers.h"
 #include "suites.h"
@@ -35,8 +35,8 @@ static char *slurp(FILE *f)
 	return s;
 }
 
-/* Run the command with stdout and stderr captured. */
-static void run(struct run *res, int argc, char **argv)
+/* Run a command with stdout and stderr captured. */
+static void run_cmd(struct run *res, const struct bw_command *cmd, int argc, char **argv)
 {
 	FILE *o = tmpfile(), *e = tmpfile();
 	int so, se;
@@ -48,7 +48,7 @@ static void run(struct run *res, int argc, char **argv)
 	se = dup(2);
 	dup2(fileno(o), 1);
 	dup2(fileno(e), 2);
-	res->ret = tested_cmd_check(argc, argv);
+	res->ret = bw_command_main(cmd, argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(so, 1);
@@ -57,6 +57,11 @@ static void run(struct run *res, int argc, char **argv)
 	close(se);
 	res->out = slurp(o);
 	res->err = slurp(e);
+}
+
+static void run(struct run *res, int argc, char **argv)
+{
+	run_cmd(res, &bw_cmd_check, argc, argv);
 }
 
 static void run_free(struct run *res)
@@ -77,19 +82,34 @@ START_TEST(usage_errors)
 	run(&res, 1, argv);
 	ck_assert_int_eq(res.ret, 2);
 	ck_assert_str_eq(res.out, "");
-	ck_assert_ptr_nonnull(strstr(res.err, "no profile given"));
-	ck_assert_ptr_nonnull(strstr(res.err, "usage: bpfwarden check FILE..."));
+	ck_assert_ptr_nonnull(strstr(res.err, "bpfwarden check: no profile given"));
+	ck_assert_ptr_nonnull(strstr(res.err, "Try `bpfwarden check --help'"));
 	run_free(&res);
 
 	RUN(&res, "-x", "a.profile");
 	ck_assert_int_eq(res.ret, 2);
-	ck_assert_ptr_nonnull(strstr(res.err, "unknown option '-x'"));
+	ck_assert_ptr_nonnull(strstr(res.err, "bpfwarden check: invalid option -- 'x'"));
 	run_free(&res);
 
+	RUN(&res, "--frobnicate", "a.profile");
+	ck_assert_int_eq(res.ret, 2);
+	ck_assert_ptr_nonnull(strstr(res.err, "unrecognized option '--frobnicate'"));
+	run_free(&res);
+
+	/* Usage and help come from the option table; help names the profile library. */
+	setenv("BPFWARDEN_PROFILE_DIR", "/some/lib", 1);
 	RUN(&res, "--help");
 	ck_assert_int_eq(res.ret, 0);
-	ck_assert_ptr_nonnull(strstr(res.out, "usage: bpfwarden check FILE..."));
+	ck_assert_ptr_nonnull(strstr(res.out, "Usage: bpfwarden check [OPTION...] FILE..."));
+	ck_assert_ptr_nonnull(strstr(res.out, "--verbose"));
+	ck_assert_ptr_nonnull(strstr(res.out, "/some/lib.\n"));
 	ck_assert_str_eq(res.err, "");
+	run_free(&res);
+	setenv("BPFWARDEN_PROFILE_DIR", BW_PROFILE_LIBDIR, 1);
+
+	RUN(&res, "--usage");
+	ck_assert_int_eq(res.ret, 0);
+	ck_assert_ptr_nonnull(strstr(res.out, "Usage: bpfwarden check [-hv] [--help]"));
 	run_free(&res);
 
 	RUN(&res, "--");
@@ -144,6 +164,33 @@ START_TEST(invalid)
 	run_free(&res);
 	free(good);
 	free(bad);
+}
+END_TEST
+
+/* Valid language, but over what the kernel's maps hold: check says so, as run would. */
+START_TEST(over_a_kernel_limit)
+{
+	char path[] = "/tmp/bw-check-limit-XXXXXX", want[600];
+	struct run res;
+	FILE *f;
+	int fd, i;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "profile limits\ndefault deny net\n");
+	for (i = 0; i <= BW_NET_RANGES; i++)
+		fprintf(f, "allow net connect tcp 127.0.0.1:%d\n", 1000 + i);
+	fclose(f);
+	RUN(&res, path);
+	ck_assert_int_eq(res.ret, 1);
+	ck_assert_str_eq(res.out, "");
+	snprintf(want, sizeof(want), "%s:%d:1: error: more than %d port ranges", path,
+		 3 + BW_NET_RANGES, BW_NET_RANGES);
+	ck_assert_msg(strncmp(res.err, want, strlen(want)) == 0, "stderr: %s", res.err);
+	run_free(&res);
+	unlink(path);
 }
 END_TEST
 
@@ -202,6 +249,77 @@ START_TEST(library_dir)
 }
 END_TEST
 
+/* A command that only records what it was given, in order like `run`. */
+static struct bw_opts seen;
+
+static int fake_run(struct bw_opts *o)
+{
+	seen = *o;
+	return 42;
+}
+
+static const struct argp_option fake_options[] = {
+    BW_OPT_PROFILE, BW_OPT_MODE, BW_OPT_EVENT_RATE, BW_OPT_DURATION, BW_OPTS_LEARN, BW_OPTS_COMMON,
+};
+static const struct argp fake_argp = {fake_options, bw_parse_opt, "CMD [ARG...]", "For tests."};
+static const struct bw_command fake = {"fake", &fake_argp, fake_run, ARGP_IN_ORDER};
+
+#define FAKE(res, ...)                                                                             \
+	run_cmd((res), &fake, ARGC(__VA_ARGS__), ((char *[]){"fake", __VA_ARGS__, NULL}))
+
+START_TEST(numbers_and_order)
+{
+	static const struct {
+		const char *opt, *arg;
+		int ret;
+	} cases[] = {
+	    {"--event-rate", "0", 42},	      {"--event-rate", "1000000", 42},
+	    {"--event-rate", "1000001", 2},   {"--event-rate", "-1", 2},
+	    {"--event-rate", "12x", 2},	      {"--event-rate", "", 2},
+	    {"--duration", "1", 42},	      {"--duration", "0", 2},
+	    {"--duration", "+5", 2},	      {"--duration", " 5", 2},
+	    {"--duration", "99999999999", 2}, {"--min-children", "2", 42},
+	    {"--min-children", "1", 2},	      {"--min-children", "100001", 2},
+	    {"--mode", "audit", 42},	      {"--mode", "Audit", 2},
+	};
+	struct run res;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FAKE(&res, (char *)cases[i].opt, (char *)cases[i].arg, "cmd");
+		ck_assert_msg(res.ret == cases[i].ret, "%s '%s': %d (%s)", cases[i].opt,
+			      cases[i].arg, res.ret, res.err);
+		if (res.ret == 2)
+			ck_assert_ptr_nonnull(strstr(res.err, "Try `bpfwarden fake --help'"));
+		run_free(&res);
+	}
+	FAKE(&res, "--duration", "7", "--event-rate", "5", "--exact", "--mode", "learn", "cmd");
+	ck_assert_int_eq(res.ret, 42);
+	ck_assert_int_eq(seen.duration, 7);
+	ck_assert_uint_eq(seen.event_rate, 5);
+	ck_assert_uint_ne(seen.learn_flags, 0);
+	ck_assert(seen.mode_given && seen.mode == BW_MODE_LEARN);
+	run_free(&res);
+
+	/* Defaults, and the options after the first argument are the command's own. */
+	FAKE(&res, "-p", "a", "sh", "-p", "b", "--duration", "x");
+	ck_assert_int_eq(res.ret, 42);
+	ck_assert_str_eq(seen.profile, "a");
+	ck_assert_uint_eq(seen.event_rate, BW_DEFAULT_EVENT_RATE);
+	ck_assert(!seen.mode_given);
+	ck_assert_int_eq(seen.nargs, 5);
+	ck_assert_str_eq(seen.args[0], "sh");
+	ck_assert_str_eq(seen.args[4], "x");
+	ck_assert_ptr_null(seen.args[5]);
+	run_free(&res);
+
+	FAKE(&res, "--", "-p");
+	ck_assert_int_eq(res.ret, 42);
+	ck_assert_int_eq(seen.nargs, 1);
+	ck_assert_str_eq(seen.args[0], "-p");
+	run_free(&res);
+}
+END_TEST
+
 static void library_setup(void)
 {
 	setenv("BPFWARDEN_PROFILE_DIR", BW_PROFILE_LIBDIR, 1);
@@ -217,8 +335,10 @@ Suite *cmd_check_suite(void)
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, valid);
 	tcase_add_test(tc, invalid);
+	tcase_add_test(tc, over_a_kernel_limit);
 	tcase_add_test(tc, warnings_only);
 	tcase_add_test(tc, library_dir);
+	tcase_add_test(tc, numbers_and_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The profile compiler: trie keys, per-access inheritance from the nearest
- * ancestor, deny winning ties, rule ids, pins. bw_compiled_lookup() is the
+ * ancestor, deny winning ties, rule ids. bw_compiled_lookup() is the
  * reference for what the kernel's longest-prefix lookup returns.
  */
 #include <arpa/inet.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "pins.h"
 #include "profile.h"
 #include "suites.h"
 
@@ -237,57 +238,6 @@ START_TEST(exec_rules_and_memfd)
 }
 END_TEST
 
-START_TEST(pins_carry_trie_values)
-{
-	char err[256];
-	size_t i;
-	int seen = 0;
-
-	ck_assert_int_eq(compile_text("profile t\nallow file r /s/**\ndeny file r /s/secret/**\n"
-				      "allow file r /s/secret/pub/**\n",
-				      err, sizeof(err)),
-			 0);
-	ck_assert_uint_eq(comp.policy.has_pins, 1);
-	ck_assert_uint_eq(comp.npins, 3);
-	for (i = 0; i < comp.npins; i++) {
-		const struct bw_pin_req *p = &comp.pins[i];
-
-		if (!strcmp(p->path, "/s/secret")) {
-			ck_assert(p->deny && p->subtree && p->dir);
-			ck_assert_uint_eq(p->pin.self.verdict_r, BW_V_DENY);
-			ck_assert_uint_eq(p->pin.below.verdict_r, BW_V_DENY);
-			ck_assert_uint_eq(p->pin.below.rule_r, 2);
-			seen++;
-		} else if (!strcmp(p->path, "/s/secret/pub")) {
-			ck_assert(!p->deny);
-			ck_assert_uint_eq(p->pin.below.verdict_r, BW_V_ALLOW);
-			ck_assert_uint_eq(p->pin.below.rule_r, 3);
-			seen++;
-		}
-	}
-	ck_assert_int_eq(seen, 2);
-}
-END_TEST
-
-START_TEST(pin_merge_rule_beats_mount)
-{
-	struct bw_inode_pin mount = {}, rule = {}, into;
-
-	mount.self.verdict_w = BW_V_ALLOW;
-	mount.self.flags = BW_PIN_MOUNT;
-	mount.below = mount.self;
-	rule.below.verdict_w = BW_V_DENY;
-	rule.below.rule_w = 7;
-	into = mount;
-	bw_pin_merge(&into, &rule);
-	ck_assert_uint_eq(into.below.verdict_w, BW_V_DENY);
-	ck_assert_uint_eq(into.self.flags, 0);
-	bw_pin_merge(&into, &mount); /* a mount pin never overrides a rule's */
-	ck_assert_uint_eq(into.below.verdict_w, BW_V_DENY);
-	ck_assert_uint_eq(into.below.rule_w, 7);
-}
-END_TEST
-
 Suite *compile_suite(void)
 {
 	Suite *s = suite_create("compile");
@@ -303,8 +253,6 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, net_prefixes_and_ranges);
 	tcase_add_test(tc, net_too_many_ranges);
 	tcase_add_test(tc, exec_rules_and_memfd);
-	tcase_add_test(tc, pins_carry_trie_values);
-	tcase_add_test(tc, pin_merge_rule_beats_mount);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -43,7 +43,7 @@ START_TEST(nested)
 	/* found next to inc/child, with ".profile" added */
 	const struct bw_rule *g = &r.p->rules[1];
 	ck_assert_int_eq(g->cat, BW_CAT_NET);
-	ck_assert_int_eq(g->verdict, BW_RULE_DENY);
+	ck_assert_int_eq(g->verdict, BW_V_DENY);
 	ck_assert_int_eq(g->net.prefixlen, 8);
 	want = fixture("inc/grandchild.profile");
 	ck_assert_str_eq(g->origin.file, want);

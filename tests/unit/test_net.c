@@ -65,7 +65,7 @@ START_TEST(ipv4)
 	const struct bw_rule *rule;
 
 	rule = one_rule(&r, "allow net connect tcp 127.0.0.1:8080");
-	ck_assert_int_eq(rule->verdict, BW_RULE_ALLOW);
+	ck_assert_int_eq(rule->verdict, BW_V_ALLOW);
 	ck_assert_int_eq(rule->net.op, BW_NET_CONNECT);
 	ck_assert_int_eq(rule->net.proto, BW_NET_TCP);
 	expect_addr(&rule->net, 4, "127.0.0.1", 32);
@@ -84,7 +84,7 @@ START_TEST(ipv4)
 	parsed_free(&r);
 
 	rule = one_rule(&r, "deny net connect tcp 169.254.169.254:*");
-	ck_assert_int_eq(rule->verdict, BW_RULE_DENY);
+	ck_assert_int_eq(rule->verdict, BW_V_DENY);
 	expect_addr(&rule->net, 4, "169.254.169.254", 32);
 	expect_ports(&rule->net, 0, 65535);
 	parsed_free(&r);
@@ -330,7 +330,7 @@ START_TEST(net_raw_rules)
 	ck_assert_uint_eq(p->nrules, 2);
 	ck_assert_int_eq(p->rules[0].cat, BW_CAT_NET);
 	ck_assert_int_eq(p->rules[0].net.op, BW_NET_RAW);
-	ck_assert_int_eq(p->rules[1].verdict, BW_RULE_DENY);
+	ck_assert_int_eq(p->rules[1].verdict, BW_V_DENY);
 	bw_profile_free(p);
 	bw_diags_free(&d);
 	text = "profile t\nallow net raw tcp\n";

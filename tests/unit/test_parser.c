@@ -19,10 +19,11 @@ START_TEST(minimal)
 	expect_clean(&r);
 	ck_assert_str_eq(r.p->name, "p");
 	ck_assert_str_eq(r.p->path, T_NAME);
-	ck_assert_int_eq(r.p->mode, BW_PMODE_UNSET);
-	ck_assert_int_eq(r.p->on_deny, BW_PON_DENY_LOG);
+	ck_assert(!r.p->mode_given);
+	ck_assert_int_eq(r.p->mode, BW_MODE_ENFORCE);
+	ck_assert_int_eq(r.p->on_deny, BW_ON_DENY_LOG);
 	for (int c = 0; c < BW_CAT_COUNT; c++) {
-		ck_assert_int_eq(r.p->defaults[c], BW_RULE_DENY);
+		ck_assert_int_eq(r.p->defaults[c], BW_V_DENY);
 		ck_assert_int_eq(r.p->default_origin[c].line, 0);
 	}
 	ck_assert_uint_eq(r.p->nrules, 0);
@@ -95,9 +96,9 @@ START_TEST(mode)
 {
 	static const struct {
 		const char *word;
-		enum bw_pmode mode;
+		enum bw_mode mode;
 	} modes[] = {
-	    {"enforce", BW_PMODE_ENFORCE}, {"audit", BW_PMODE_AUDIT}, {"learn", BW_PMODE_LEARN}};
+	    {"enforce", BW_MODE_ENFORCE}, {"audit", BW_MODE_AUDIT}, {"learn", BW_MODE_LEARN}};
 	struct parsed r;
 	char text[64];
 
@@ -106,8 +107,15 @@ START_TEST(mode)
 		parse_text(&r, text, NULL);
 		expect_clean(&r);
 		ck_assert_int_eq(r.p->mode, modes[i].mode);
+		ck_assert(r.p->mode_given);
+		ck_assert_str_eq(bw_mode_name(r.p->mode), modes[i].word);
 		parsed_free(&r);
 	}
+
+	/* A keyword, not a string. */
+	parse_text(&r, "profile p\nmode \"audit\"\n", NULL);
+	expect_error(&r, 2, 6, "bad mode 'audit': expected enforce, audit or learn");
+	parsed_free(&r);
 
 	parse_text(&r, "profile p\nmode fast\n", NULL);
 	expect_error(&r, 2, 6, "bad mode 'fast': expected enforce, audit or learn");
@@ -121,7 +129,7 @@ START_TEST(mode)
 	ck_assert_int_eq(r.ret, 0);
 	expect_warning(&r, 3, 1, "repeated 'mode' (first at t.profile:2)");
 	expect_counts(&r, 0, 1);
-	ck_assert_int_eq(r.p->mode, BW_PMODE_AUDIT);
+	ck_assert_int_eq(r.p->mode, BW_MODE_AUDIT);
 	parsed_free(&r);
 
 	parse_text(&r, "profile p\nmode audit\nmode learn\n", NULL);
@@ -138,7 +146,7 @@ START_TEST(defaults)
 	parse_text(&r, "profile p\ndefault allow\n", NULL);
 	expect_clean(&r);
 	for (int c = 0; c < BW_CAT_COUNT; c++) {
-		ck_assert_int_eq(r.p->defaults[c], BW_RULE_ALLOW);
+		ck_assert_int_eq(r.p->defaults[c], BW_V_ALLOW);
 		ck_assert_int_eq(r.p->default_origin[c].line, 2);
 		ck_assert_int_eq(r.p->default_origin[c].col, 1);
 		ck_assert_str_eq(r.p->default_origin[c].file, T_NAME);
@@ -148,11 +156,11 @@ START_TEST(defaults)
 	/* a category not stated stays deny, and implicit */
 	parse_text(&r, "profile p\ndefault allow net\ndefault deny exec\n", NULL);
 	expect_clean(&r);
-	ck_assert_int_eq(r.p->defaults[BW_CAT_NET], BW_RULE_ALLOW);
+	ck_assert_int_eq(r.p->defaults[BW_CAT_NET], BW_V_ALLOW);
 	ck_assert_int_eq(r.p->default_origin[BW_CAT_NET].line, 2);
-	ck_assert_int_eq(r.p->defaults[BW_CAT_EXEC], BW_RULE_DENY);
+	ck_assert_int_eq(r.p->defaults[BW_CAT_EXEC], BW_V_DENY);
 	ck_assert_int_eq(r.p->default_origin[BW_CAT_EXEC].line, 3);
-	ck_assert_int_eq(r.p->defaults[BW_CAT_FILE], BW_RULE_DENY);
+	ck_assert_int_eq(r.p->defaults[BW_CAT_FILE], BW_V_DENY);
 	ck_assert_int_eq(r.p->default_origin[BW_CAT_FILE].line, 0);
 	parsed_free(&r);
 
@@ -198,12 +206,12 @@ START_TEST(on_deny)
 
 	parse_text(&r, "profile p\non-deny kill\n", NULL);
 	expect_clean(&r);
-	ck_assert_int_eq(r.p->on_deny, BW_PON_DENY_KILL);
+	ck_assert_int_eq(r.p->on_deny, BW_ON_DENY_KILL);
 	parsed_free(&r);
 
 	parse_text(&r, "profile p\non-deny log\n", NULL);
 	expect_clean(&r);
-	ck_assert_int_eq(r.p->on_deny, BW_PON_DENY_LOG);
+	ck_assert_int_eq(r.p->on_deny, BW_ON_DENY_LOG);
 	parsed_free(&r);
 
 	parse_text(&r, "profile p\non-deny stop\n", NULL);

@@ -53,7 +53,7 @@ START_TEST(permissions)
 		snprintf(line, sizeof(line), "allow file %s /etc/hosts", t[i].perms);
 		const struct bw_rule *rule = one_rule(&r, line);
 		ck_assert_int_eq(rule->cat, BW_CAT_FILE);
-		ck_assert_int_eq(rule->verdict, BW_RULE_ALLOW);
+		ck_assert_int_eq(rule->verdict, BW_V_ALLOW);
 		ck_assert_uint_eq(rule->file.access, t[i].access);
 		ck_assert_str_eq(rule->file.path, "/etc/hosts");
 		ck_assert(!rule->file.subtree);
@@ -109,7 +109,7 @@ START_TEST(normalisation)
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		snprintf(line, sizeof(line), "deny file rw %s", t[i].in);
 		const struct bw_rule *rule = one_rule(&r, line);
-		ck_assert_int_eq(rule->verdict, BW_RULE_DENY);
+		ck_assert_int_eq(rule->verdict, BW_V_DENY);
 		ck_assert_str_eq(rule->file.path, t[i].path);
 		ck_assert_int_eq(rule->file.subtree, t[i].subtree);
 		parsed_free(&r);
@@ -173,7 +173,7 @@ START_TEST(exec_rules)
 
 	rule = one_rule(&r, "allow exec /usr/bin/python3.11");
 	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
-	ck_assert_int_eq(rule->verdict, BW_RULE_ALLOW);
+	ck_assert_int_eq(rule->verdict, BW_V_ALLOW);
 	ck_assert_uint_eq(rule->file.access, 0);
 	ck_assert_str_eq(rule->file.path, "/usr/bin/python3.11");
 	ck_assert(!rule->file.subtree);
@@ -181,7 +181,7 @@ START_TEST(exec_rules)
 	parsed_free(&r);
 
 	rule = one_rule(&r, "deny exec /opt/tools//**");
-	ck_assert_int_eq(rule->verdict, BW_RULE_DENY);
+	ck_assert_int_eq(rule->verdict, BW_V_DENY);
 	ck_assert_str_eq(rule->file.path, "/opt/tools");
 	ck_assert(rule->file.subtree);
 	parsed_free(&r);
@@ -193,7 +193,7 @@ START_TEST(exec_rules)
 	parsed_free(&r);
 
 	rule = one_rule(&r, "deny exec memfd");
-	ck_assert_int_eq(rule->verdict, BW_RULE_DENY);
+	ck_assert_int_eq(rule->verdict, BW_V_DENY);
 	ck_assert(rule->file.memfd);
 	parsed_free(&r);
 

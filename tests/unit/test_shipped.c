@@ -28,7 +28,7 @@ static const struct bw_rule *find(const struct bw_profile *p, enum bw_cat cat, c
 }
 
 static void expect_file(const struct bw_profile *p, const char *path, bool subtree,
-			enum bw_rule_verdict v, unsigned access)
+			enum bw_verdict v, unsigned access)
 {
 	const struct bw_rule *r = find(p, BW_CAT_FILE, path, subtree);
 
@@ -47,32 +47,32 @@ START_TEST(python_sandbox)
 	expect_clean(&r);
 	const struct bw_profile *p = r.p;
 	ck_assert_str_eq(p->name, "python-sandbox");
-	ck_assert_int_eq(p->mode, BW_PMODE_ENFORCE);
+	ck_assert_int_eq(p->mode, BW_MODE_ENFORCE);
 	for (int c = 0; c < BW_CAT_COUNT; c++) {
-		ck_assert_int_eq(p->defaults[c], BW_RULE_DENY);
+		ck_assert_int_eq(p->defaults[c], BW_V_DENY);
 		ck_assert_int_gt(p->default_origin[c].line, 0);
 	}
 	ck_assert_uint_eq(p->nfiles, 3);
 
 	/* from abstractions/base */
-	expect_file(p, "/etc/ld.so.cache", false, BW_RULE_ALLOW, BW_ACC_R);
-	expect_file(p, "/lib/x86_64-linux-gnu", true, BW_RULE_ALLOW, BW_ACC_R);
-	expect_file(p, "/dev/null", false, BW_RULE_ALLOW, BW_ACC_R | BW_ACC_W);
+	expect_file(p, "/etc/ld.so.cache", false, BW_V_ALLOW, BW_ACC_R);
+	expect_file(p, "/lib/x86_64-linux-gnu", true, BW_V_ALLOW, BW_ACC_R);
+	expect_file(p, "/dev/null", false, BW_V_ALLOW, BW_ACC_R | BW_ACC_W);
 	/* from abstractions/python */
-	expect_file(p, "/usr/lib/python3.11", true, BW_RULE_ALLOW, BW_ACC_R);
-	expect_file(p, "/usr/lib/python3", true, BW_RULE_ALLOW, BW_ACC_R);
+	expect_file(p, "/usr/lib/python3.11", true, BW_V_ALLOW, BW_ACC_R);
+	expect_file(p, "/usr/lib/python3", true, BW_V_ALLOW, BW_ACC_R);
 	/* its own */
-	expect_file(p, "/tmp/job", true, BW_RULE_ALLOW, BW_ACC_R | BW_ACC_W);
-	expect_file(p, "/etc/shadow", false, BW_RULE_DENY, BW_ACC_R | BW_ACC_W);
-	expect_file(p, "/root", true, BW_RULE_DENY, BW_ACC_R | BW_ACC_W);
+	expect_file(p, "/tmp/job", true, BW_V_ALLOW, BW_ACC_R | BW_ACC_W);
+	expect_file(p, "/etc/shadow", false, BW_V_DENY, BW_ACC_R | BW_ACC_W);
+	expect_file(p, "/root", true, BW_V_DENY, BW_ACC_R | BW_ACC_W);
 
 	size_t nexec = 0, nnet = 0;
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct bw_rule *rule = &p->rules[i];
-		if (rule->cat == BW_CAT_EXEC && rule->verdict == BW_RULE_ALLOW)
+		if (rule->cat == BW_CAT_EXEC && rule->verdict == BW_V_ALLOW)
 			nexec++;
 		if (rule->cat == BW_CAT_FILE)
-			ck_assert_msg(rule->verdict == BW_RULE_DENY ||
+			ck_assert_msg(rule->verdict == BW_V_DENY ||
 					  !(rule->file.access & BW_ACC_W) ||
 					  strcmp(rule->file.path, "/tmp/job") == 0 ||
 					  strncmp(rule->file.path, "/dev/", 5) == 0,
@@ -105,7 +105,7 @@ START_TEST(abstractions)
 		expect_clean(&r);
 		ck_assert_uint_gt(r.p->nrules, 3);
 		for (size_t j = 0; j < r.p->nrules; j++)
-			ck_assert_int_eq(r.p->rules[j].verdict, BW_RULE_ALLOW);
+			ck_assert_int_eq(r.p->rules[j].verdict, BW_V_ALLOW);
 		parsed_free(&r);
 	}
 }

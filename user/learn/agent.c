@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Between the kernel's learn records and the profile writer (learn.c): decode
- * each record into a struct bw_learned, and save the result where the user
- * asked, atomically.
+ * Between the kernel's learn records and the profile writer (user/learn/): decode
+ * each record into a struct bw_learned, let the writer look at the host's
+ * file system for secrets, and save the result where the user asked,
+ * atomically.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpfwarden.h"
@@ -48,7 +53,7 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 			l.unix_name = name;
 		} else if (ev->op != BW_OP_SOCKET && ev->path_len >= sizeof(o)) {
 			memcpy(&o, path, sizeof(o));
-			l.proto = o.proto == 17 ? BW_NET_UDP : BW_NET_TCP;
+			l.proto = o.proto == IPPROTO_UDP ? BW_NET_UDP : BW_NET_TCP;
 			l.family = o.family;
 			memcpy(l.addr, o.addr, sizeof(l.addr));
 			l.port = o.port;
@@ -67,7 +72,54 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	bw_learn_add(ctx, &l);
 }
 
-unsigned bw_learn_min_children; /* 0: learn.c's default */
+static int host_mode(void *ctx, const char *path, unsigned *mode)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return -errno;
+	*mode = st.st_mode;
+	return 0;
+}
+
+static int host_list(void *ctx, const char *dir,
+		     int (*each)(void *arg, const char *name, unsigned mode), void *arg)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	while (!ret && (errno = 0, e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			ret = errno == ENOENT ? 0 : -errno; /* gone meanwhile: nothing to expose */
+		else
+			ret = each(arg, e->d_name, st.st_mode);
+	}
+	if (!e && errno && !ret)
+		ret = -errno;
+	closedir(d);
+	return ret;
+}
+
+/*
+ * The paths are the governed processes' own: for a container, this host's file
+ * at the same path may be another file, or none. The writer only refuses on what
+ * it finds, so a wrong look makes a profile stricter, never wider.
+ */
+const struct bw_learn_fs bw_learn_host_fs = {.mode = host_mode, .list = host_list};
+
+unsigned bw_learn_min_children; /* 0: the writer's default */
 unsigned bw_learn_flags;
 
 int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
@@ -88,7 +140,6 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	struct bw_learn_opts opts = {};
 	char tmp[PATH_MAX], name[65];
 	const char *base = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
-	const char *libdir = getenv("BPFWARDEN_PROFILE_DIR");
 	size_t i, n = 0;
 	FILE *f;
 	int ret;
@@ -101,7 +152,8 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	if (!n || !isalnum((unsigned char)name[0]))
 		snprintf(name, sizeof(name), "learned");
 	opts.name = name;
-	opts.libdir = libdir && *libdir ? libdir : bw_profile_libdir();
+	opts.libdir = bw_profile_libdir();
+	opts.fs = &bw_learn_host_fs;
 	opts.abstractions = abstractions;
 	opts.min_children = bw_learn_min_children;
 	opts.flags = bw_learn_flags;
@@ -122,27 +174,5 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 		return ret;
 	}
 	bw_info("learned profile written to %s", output);
-	return 0;
-}
-
-int bw_learn_option(int c, const char *arg)
-{
-	char *end;
-	unsigned long v;
-
-	switch (c) {
-	case 'M':
-		v = strtoul(arg, &end, 10);
-		if (!*arg || *end || v < 2 || v > 100000) {
-			bw_err("--min-children wants a number of files from 2 up, not '%s'", arg);
-			return -1;
-		}
-		bw_learn_min_children = (unsigned)v;
-		return 1;
-	case 'E':
-		/* Every rule exact: no /dir/ subtree for many files, none for per-run names. */
-		bw_learn_flags |= BW_LEARN_NO_FANOUT | BW_LEARN_NO_VOLATILE;
-		return 1;
-	}
 	return 0;
 }

@@ -4,7 +4,7 @@
  * learn event), merged per object, written as a profile a person can review
  * and `bpfwarden check` accepts. Pure C, no BPF. The choices it makes
  * (folding into abstractions, generalisation, what cannot be expressed) are
- * described at the top of learn.c.
+ * specified in docs/learn.md; user/learn/internal.h maps them to files.
  */
 #ifndef BW_LEARN_H
 #define BW_LEARN_H
@@ -61,12 +61,33 @@ unsigned long long bw_learn_events(const struct bw_learn_set *s);
 #define BW_LEARN_NO_FANOUT   0x1 /* no `/dir/...` for directories with many files */
 #define BW_LEARN_NO_VOLATILE 0x2 /* no `/parent/...` for per-run names */
 
+/*
+ * What the writer may ask the file system, to refuse a subtree rule over
+ * secrets it can see there: never to allow more (a path that cannot be looked
+ * at is judged by its name alone). The agent passes bw_learn_host_fs; unit
+ * tests pass their own.
+ */
+struct bw_learn_fs {
+	/* lstat(2)'s st_mode of path: 0 or -errno. */
+	int (*mode)(void *ctx, const char *path, unsigned *mode);
+	/* each(arg, name, lstat mode) for every entry of dir but "." and "..", until
+	 * it returns non-zero, which list returns; 0 when done, or -errno. */
+	int (*list)(void *ctx, const char *dir,
+		    int (*each)(void *arg, const char *name, unsigned mode), void *arg);
+	void *ctx;
+};
+
+/* Entries a subtree candidate's directory may hold for the file system check
+ * to finish; past that it is refused (it could not be checked). */
+#define BW_LEARN_WALK_MAX 10000
+
 struct bw_learn_opts {
 	const char *name;		 /* `profile NAME`; NULL: "learned" */
 	const char *libdir;		 /* the profile library abstractions are read from */
 	const char *const *abstractions; /* NULL-terminated include names, or NULL */
 	unsigned min_children;		 /* 0: BW_LEARN_MIN_CHILDREN */
 	unsigned flags;			 /* BW_LEARN_NO_* */
+	const struct bw_learn_fs *fs;	 /* NULL: judge directories by their names only */
 };
 
 /*

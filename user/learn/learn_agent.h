@@ -8,17 +8,12 @@
 /* struct bw_events.on_learn: add one learn record to the set (ctx). */
 void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
 
-/* Generalisation knobs from the command line (--min-children, --exact). */
+/* The host's file system, as the profile writer may look at it for secrets. */
+extern const struct bw_learn_fs bw_learn_host_fs;
+
+/* Generalisation knobs from the command line (--min-children, --exact: user/cli.c). */
 extern unsigned bw_learn_min_children;
 extern unsigned bw_learn_flags;
-
-/* Parse one generalisation option; 1 if it was one, 0 if not, -1 if bad. */
-int bw_learn_option(int c, const char *arg);
-#define BW_LEARN_OPTIONS                                                                           \
-	{"min-children", required_argument, NULL, 'M'},                                            \
-	{                                                                                          \
-		"exact", no_argument, NULL, 'E'                                                    \
-	}
 
 /*
  * Write the learned profile to output (through output.tmp and a rename), named

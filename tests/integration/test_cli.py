@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The command line as a person meets it: --help and --usage of every command,
+bad options and numbers, --version against the pinned state, and what the
+agent says when it lacks a capability. Runs as root, in the VM (run.sh) and
+on the build host (make hosttest), where BPF LSM is refused by the kernel:
+there the agent must still name a missing capability, never blame the
+kernel for it."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bwtest import BW, REPO, check, check_eq, main, profile, skip  # noqa: E402
+
+COMMANDS = {
+    "run": ["--profile", "--mode", "--log", "--event-rate", "--output", "--min-children",
+            "--exact"],
+    "attach": ["--cgroup", "--profile", "--mode", "--log", "--event-rate"],
+    "detach": ["--cgroup"],
+    "mode": ["--cgroup"],
+    "learn": ["--cgroup", "--all", "--duration", "--output", "--profile", "--log",
+              "--min-children", "--exact"],
+    "audit": ["--all", "--duration", "--profile", "--log"],
+    "status": [],
+    "check": [],
+    "reset": [],
+}
+
+# A profile the cgroup programs enforce alone (no BPF LSM needed).
+NET_ONLY = "default allow file\ndefault allow exec\nallow net connect tcp 127.0.0.1:9\n"
+# One that needs BPF LSM.
+WITH_FILES = "default allow\ndeny file r /etc/shadow\n"
+
+
+def bw(*args, caps_dropped=None):
+    cmd = [BW] + list(args)
+    if caps_dropped:
+        # For root, the bounding set decides what an exec'd program gets.
+        drop = ",".join("-" + c for c in caps_dropped)
+        cmd = ["setpriv", "--inh-caps=" + drop, "--bounding-set=" + drop, "--"] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_help_and_usage_of_every_command():
+    top = bw("--help")
+    check_eq(top.returncode, 0, "bpfwarden --help")
+    for name, options in COMMANDS.items():
+        check(re.search(r"^  %s +\S" % name, top.stdout, re.M),
+              "the command list has %s with its summary:\n%s" % (name, top.stdout))
+        r = bw(name, "--help")
+        check_eq(r.returncode, 0, "%s --help status (%s)" % (name, r.stderr))
+        check(r.stdout.startswith("Usage: bpfwarden %s " % name), "%s --help:\n%s" % (name, r.stdout))
+        for opt in options + ["--verbose", "--help", "--usage"]:
+            check(opt in r.stdout, "%s --help names %s:\n%s" % (name, opt, r.stdout))
+        u = bw(name, "--usage")
+        check_eq(u.returncode, 0, "%s --usage status" % name)
+        check(u.stdout.startswith("Usage: bpfwarden %s [-" % name), "%s --usage:\n%s" % (name, u.stdout))
+        bad = bw(name, "--no-such-option")
+        check_eq(bad.returncode, 2, "%s with a bad option" % name)
+        check("unrecognized option '--no-such-option'" in bad.stderr
+              and "Try `bpfwarden %s --help'" % name in bad.stderr, "%s: %s" % (name, bad.stderr))
+    r = bw("frobnicate")
+    check_eq(r.returncode, 2, "unknown command")
+    check("unknown command 'frobnicate'" in r.stderr, r.stderr)
+    check_eq(bw().returncode, 2, "no command")
+
+
+def test_bad_numbers_and_missing_options():
+    cases = [
+        (["run", "--event-rate", "12x", "--", "true"], "--event-rate wants events a second"),
+        (["run", "--event-rate", "-1", "--", "true"], "--event-rate wants events a second"),
+        (["run", "--event-rate", "1000001", "--", "true"], "--event-rate wants"),
+        (["learn", "--all", "--output", "o", "--duration", "0"], "--duration wants a whole"),
+        (["learn", "--all", "--output", "o", "--duration", " 5"], "--duration wants a whole"),
+        (["learn", "--all", "--output", "o", "--min-children", "1"], "--min-children wants"),
+        (["run", "--mode", "fast", "--", "true"], "unknown mode 'fast'"),
+        (["mode", "--cgroup", "/", "fast"], "unknown mode 'fast'"),
+        (["mode", "--cgroup", "/"], "one MODE is needed"),
+        (["run", "--profile", "p"], "no command to run"),
+        (["run", "--output", "o", "--", "true"], "--profile is needed"),
+        (["run", "--profile", "p", "--output", "o", "--", "true"], "it needs --mode learn"),
+        (["attach", "--profile", "p"], "--cgroup is needed"),
+        (["learn", "--output", "o"], "either --cgroup or --all"),
+        (["learn", "--all"], "--output is needed"),
+        (["audit"], "--all is needed"),
+        (["status", "extra"], "unexpected argument 'extra'"),
+        (["check"], "no profile given"),
+    ]
+    for args, want in cases:
+        r = bw(*args)
+        check_eq(r.returncode, 2, "exit status of %s (%s)" % (" ".join(args), r.stderr))
+        check(want in r.stderr, "%s: want %r in:\n%s" % (" ".join(args), want, r.stderr))
+        check_eq(r.stdout, "", "nothing on stdout for " + " ".join(args))
+    # After the first argument, the options are the command's own.
+    p = profile(NET_ONLY)
+    r = bw("run", "--profile", p, "--", "sh", "-c", "echo $0 $1", "--mode", "x")
+    check_eq((r.returncode, r.stdout), (0, "--mode x\n"), "CMD's own options (%s)" % r.stderr)
+
+
+def pinned_hash():
+    out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned",
+                          "/sys/fs/bpf/bpfwarden/bw_version"],
+                         capture_output=True, text=True, check=True).stdout
+    value = json.loads(out)[0]["value"]
+    return "%016x" % int.from_bytes(bytes(int(b, 16) for b in value), "little")
+
+
+def test_version_is_the_pinned_build():
+    r = bw("--version")
+    check_eq(r.returncode, 0, "--version status")
+    m = re.fullmatch(r"bpfwarden (\S+) \(BPF objects ([0-9a-f]{16})\)\n", r.stdout)
+    check(m, "--version prints the version and the build hash: %r" % r.stdout)
+    with open(os.path.join(REPO, "VERSION")) as f:
+        check(m.group(1).startswith(f.read().strip()), "the version starts with VERSION")
+    # Whatever was pinned before, a run leaves this build's hash there.
+    run = bw("run", "--profile", profile(NET_ONLY), "--", "true")
+    check_eq(run.returncode, 0, "a run to pin the state (%s)" % run.stderr)
+    check_eq(pinned_hash(), m.group(2), "the hash the pinned-state check uses")
+
+
+def expect_refused(drop, text, needs):
+    """Without the capabilities in drop, running text is refused with a sentence
+    naming the missing capability and the operation that takes it."""
+    check_eq(bw("reset").returncode, 0, "reset, so that everything must be loaded")
+    p = profile(text)
+    r = bw("run", "--profile", p, "--", "true", caps_dropped=drop)
+    check_eq(r.returncode, 1, "exit status without %s (%s)" % (drop, r.stderr))
+    for want in needs:
+        check(want in r.stderr, "want %r without %s, got:\n%s" % (want, drop, r.stderr))
+    for wrong in ("refuses", "Operation not permitted", "not permitted"):
+        check(wrong not in r.stderr, "blames the kernel without %s:\n%s" % (drop, r.stderr))
+    check(not os.path.exists("/sys/fs/bpf/bpfwarden/links/bw_file_open"),
+          "no file hook was loaded without %s" % drop)
+
+
+def test_missing_capabilities_are_named():
+    if not shutil.which("setpriv"):
+        skip("setpriv (util-linux) is not installed: no way to drop a capability")
+    lacks = "this process lacks "
+    expect_refused(["perfmon", "sys_admin"], NET_ONLY,
+                   [lacks + "CAP_PERFMON", "cgroup tracking programs (tp_btf)"])
+    expect_refused(["perfmon", "sys_admin"], WITH_FILES,
+                   ["BPF LSM programs cannot be loaded", lacks + "CAP_PERFMON"])
+    expect_refused(["net_admin", "sys_admin"], NET_ONLY,
+                   [lacks + "CAP_NET_ADMIN", "cgroup network programs"])
+    expect_refused(["bpf", "sys_admin"], NET_ONLY,
+                   [lacks + "CAP_BPF", "create BPF maps"])
+    # CAP_SYS_ADMIN alone stands in for the other three, as in the kernel.
+    check_eq(bw("reset").returncode, 0, "reset")
+    r = bw("run", "--profile", profile(NET_ONLY), "--", "true",
+           caps_dropped=["bpf", "perfmon", "net_admin"])
+    check_eq(r.returncode, 0, "CAP_SYS_ADMIN stands in (%s)" % r.stderr)
+
+    # status says the same, and its trial lines do not blame the kernel either.
+    check_eq(bw("reset").returncode, 0, "reset")
+    r = bw("status", caps_dropped=["perfmon", "sys_admin"])
+    check(re.search(r"CAP_PERFMON +no", r.stdout), "status lists CAP_PERFMON:\n" + r.stdout)
+    check(re.search(r"BPF LSM program attaches +no +not known: this process lacks", r.stdout),
+          "the LSM trial is not the kernel's answer:\n" + r.stdout)
+    check(re.search(r"file rules +no +BPF LSM programs cannot be loaded: this process lacks "
+                    r"CAP_PERFMON", r.stdout), "file rules line:\n" + r.stdout)
+    check(re.search(r"net rules \(tcp, udp\) +no .*lacks CAP_PERFMON", r.stdout),
+          "net rules line:\n" + r.stdout)
+    check("refuses" not in r.stdout, "status blames the kernel:\n" + r.stdout)
+    # With every capability, what it says is the kernel's own answer.
+    r = bw("status")
+    check("lacks" not in r.stdout and re.search(r"CAP_PERFMON +yes", r.stdout),
+          "status with every capability:\n" + r.stdout)
+    lsm = re.search(r"BPF LSM program attaches +(yes|no) +(.*)", r.stdout)
+    check(lsm, "status has the LSM trial:\n" + r.stdout)
+    if lsm.group(1) == "no":
+        check(re.search(r"file rules +no +BPF LSM is listed but this kernel refuses|"
+                        r"file rules +no +BPF LSM is not active", r.stdout),
+              "without BPF LSM, the kernel is named:\n" + r.stdout)
+
+
+TESTS = [
+    test_help_and_usage_of_every_command,
+    test_bad_numbers_and_missing_options,
+    test_version_is_the_pinned_build,
+    test_missing_capabilities_are_named,
+]
+
+if __name__ == "__main__":
+    sys.exit(main(TESTS, sys.argv))

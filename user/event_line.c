@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Kernel records, lost counts and the agent's own messages as JSON lines.
+ * No clock, no /proc, no globals: event_line.h says what comes in.
+ */
+#include <arpa/inet.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "event_line.h"
+
+static const char *const op_names[BW_OP_MAX] = {
+    [BW_OP_OPEN] = "open",	    [BW_OP_TRUNCATE] = "truncate", [BW_OP_CREATE] = "create",
+    [BW_OP_MKDIR] = "mkdir",	    [BW_OP_RMDIR] = "rmdir",	   [BW_OP_UNLINK] = "unlink",
+    [BW_OP_RENAME_FROM] = "rename", [BW_OP_RENAME_TO] = "rename",  [BW_OP_LINK] = "link",
+    [BW_OP_SYMLINK] = "symlink",    [BW_OP_CHMOD] = "chmod",	   [BW_OP_CHOWN] = "chown",
+    [BW_OP_UTIMES] = "utimes",	    [BW_OP_EXEC] = "exec",	   [BW_OP_CONNECT] = "connect",
+    [BW_OP_BIND] = "bind",	    [BW_OP_SENDMSG] = "sendmsg",   [BW_OP_SOCKET] = "socket",
+};
+
+const char *bw_op_name(unsigned op)
+{
+	return op < BW_OP_MAX && op_names[op] ? op_names[op] : "unknown";
+}
+
+static const char *type_name(unsigned t)
+{
+	return t == BW_EV_DENY	  ? "deny"
+	       : t == BW_EV_AUDIT ? "audit"
+	       : t == BW_EV_LEARN ? "learn"
+				  : "unknown";
+}
+
+/* The mode the kernel decided under, as the record carries it. */
+static const char *mode_name(unsigned m)
+{
+	return m == BW_MODE_ENFORCE ? "enforce"
+	       : m == BW_MODE_AUDIT ? "audit"
+	       : m == BW_MODE_LEARN ? "learn"
+				    : "unknown";
+}
+
+/* RFC 3339 in UTC with nanoseconds. */
+static void put_ts(struct jw *w, int64_t real_ns)
+{
+	time_t sec = real_ns / 1000000000LL;
+	struct tm tm;
+	char ts[64];
+
+	gmtime_r(&sec, &tm);
+	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (long long)(real_ns % 1000000000LL));
+	jw_str(w, "ts", ts);
+}
+
+static void put_cgroup(struct jw *w, uint64_t id, const char *path)
+{
+	jw_obj(w, "cgroup");
+	jw_u64(w, "id", id);
+	jw_str(w, "path", path);
+	jw_end(w);
+}
+
+static void put_profile(struct jw *w, const struct bw_profile *p)
+{
+	jw_str(w, "profile", p && p->name ? p->name : "");
+}
+
+/* family, proto, addr and port of a network event (struct bw_net_obj). */
+static void put_net(struct jw *w, const char *data, size_t len)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	struct bw_net_obj o;
+	char addr[INET6_ADDRSTRLEN];
+
+	if (len < sizeof(o))
+		return;
+	memcpy(&o, data, sizeof(o));
+	jw_str(w, "family", o.family == BW_FAM_IPV6 ? "ipv6" : "ipv4");
+	jw_str(w, "proto", o.proto == IPPROTO_UDP ? "udp" : "tcp");
+	/* The address the rules were matched against: IPv4, or mapped IPv4, as a.b.c.d. */
+	if (!memcmp(o.addr, mapped, sizeof(mapped)))
+		inet_ntop(AF_INET, o.addr + 12, addr, sizeof(addr));
+	else
+		inet_ntop(AF_INET6, o.addr, addr, sizeof(addr));
+	jw_str(w, "addr", addr);
+	jw_u64(w, "port", o.port);
+}
+
+/* A raw or packet socket: family, type and protocol (struct bw_net_obj). */
+static void put_socket(struct jw *w, const char *data, size_t len)
+{
+	struct bw_net_obj o;
+
+	if (len < sizeof(o))
+		return;
+	memcpy(&o, data, sizeof(o));
+	jw_str(w, "family",
+	       o.family == BW_FAM_PACKET ? "packet"
+	       : o.family == BW_FAM_IPV6 ? "ipv6"
+					 : "ipv4");
+	jw_str(w, "socket_type",
+	       o.proto == SOCK_RAW     ? "raw"
+	       : o.proto == SOCK_DGRAM ? "dgram"
+				       : "other");
+	jw_u64(w, "protocol", o.port);
+}
+
+static void put_args(struct jw *w, const char *a, size_t len)
+{
+	const char *end = a + len;
+
+	jw_arr(w, "args");
+	while (a < end) {
+		size_t l = strnlen(a, end - a);
+
+		jw_strn(w, NULL, a, l);
+		a += l + 1;
+	}
+	jw_end_arr(w);
+}
+
+static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
+{
+	char buf[PATH_MAX + 16];
+
+	if (rule && p && rule <= p->nrules)
+		bw_origin_format(&p->rules[rule - 1].origin, buf, sizeof(buf));
+	else if (rule)
+		snprintf(buf, sizeof(buf), "#%u", rule);
+	else
+		snprintf(buf, sizeof(buf), "default");
+	jw_str(w, "rule", buf);
+}
+
+void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, const char *exe,
+		     int64_t boot_to_real_ns, const struct bw_event_src *src)
+{
+	char access[4] = "";
+	int n = 0;
+
+	if (ev->access & BW_ACC_R)
+		access[n++] = 'r';
+	if (ev->access & BW_ACC_W)
+		access[n++] = 'w';
+	if (ev->access & BW_ACC_X)
+		access[n++] = 'x';
+	access[n] = '\0';
+
+	jw_begin(w);
+	put_ts(w, (int64_t)ev->ts_boot_ns + boot_to_real_ns);
+	jw_str(w, "type", type_name(ev->type));
+	jw_str(w, "op", bw_op_name(ev->op));
+	jw_str(w, "decision", ev->decision == BW_V_DENY ? "deny" : "allow");
+	jw_str(w, "mode", mode_name(ev->mode));
+	put_cgroup(w, ev->cgroup_id, src->cgroup_path);
+	jw_obj(w, "proc");
+	jw_u64(w, "pid", ev->pid);
+	jw_u64(w, "tid", ev->tid);
+	jw_u64(w, "ppid", ev->ppid);
+	jw_u64(w, "uid", ev->uid);
+	jw_u64(w, "gid", ev->gid);
+	jw_strn(w, "comm", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
+	jw_str(w, "exe", exe);
+	jw_end(w);
+	if (ev->flags & BW_EVF_UNIX) {
+		jw_str(w, "family", "unix");
+		jw_strn(w, "unix", data, ev->path_len);
+	} else if (ev->op == BW_OP_SOCKET) {
+		put_socket(w, data, ev->path_len);
+	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
+		put_net(w, data, ev->path_len);
+	} else {
+		jw_strn(w, "path", data, ev->path_len);
+		jw_str(w, "access", access);
+	}
+	if (ev->args_len)
+		put_args(w, data + ev->path_len, ev->args_len);
+	if (ev->op == BW_OP_RENAME_FROM || ev->op == BW_OP_RENAME_TO)
+		jw_str(w, "end", ev->op == BW_OP_RENAME_FROM ? "from" : "to");
+	put_profile(w, src->profile);
+	put_rule(w, src->profile, ev->rule);
+	if (ev->flags & BW_EVF_PATH_TOO_LONG)
+		jw_bool(w, "path_too_long", 1);
+	if (ev->flags & BW_EVF_INODE_PIN)
+		jw_bool(w, "by_inode", 1);
+	if (ev->flags & BW_EVF_UNREACHABLE)
+		jw_bool(w, "pseudo_file", 1);
+	if (ev->flags & BW_EVF_FS_RELATIVE)
+		jw_bool(w, "path_from_fs_root", 1);
+	jw_end(w);
+}
+
+void bw_event_format_lost(struct jw *w, int64_t real_ns, uint64_t count, const char *reason,
+			  const struct bw_event_src *src)
+{
+	jw_begin(w);
+	put_ts(w, real_ns);
+	jw_str(w, "type", "lost");
+	jw_u64(w, "count", count);
+	jw_str(w, "reason", reason);
+	put_cgroup(w, src->cgroup_id, src->cgroup_path);
+	put_profile(w, src->profile);
+	jw_end(w);
+}
+
+void bw_event_format_agent(struct jw *w, int64_t real_ns, const char *msg,
+			   const struct bw_event_src *src)
+{
+	jw_begin(w);
+	put_ts(w, real_ns);
+	jw_str(w, "type", "agent");
+	jw_str(w, "msg", msg);
+	put_cgroup(w, src->cgroup_id, src->cgroup_path);
+	put_profile(w, src->profile);
+	jw_end(w);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Predicates on names that the profile writer's decisions rest on: which
+ * names a rule can spell, which look like they belong to one run, which
+ * directories are the system's, which hold secrets (names.c, secrets.c).
+ * Pure: no file system, no allocation. docs/learn.md says what each one
+ * recognises and why.
+ */
+#ifndef BW_LEARN_NAMES_H
+#define BW_LEARN_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Component-wise order: '/' sorts before every other byte, so a directory's
+ * paths stay together and `/d` comes before everything under `/d/`. */
+int bw_learn_path_cmp(const char *a, const char *b);
+
+bool bw_learn_is_control(unsigned char c);
+
+/*
+ * Why a path cannot be a rule's operand, NULL when it can (a message in buf
+ * when it says a length). `max`: BW_RULE_PATH_MAX for file and exec rules,
+ * BW_UNIX_PATH_MAX for sockets.
+ */
+const char *bw_learn_path_problem(const char *p, size_t max, char *buf, size_t len);
+/* The same for a unix socket name: "/path" or "@abstract". */
+const char *bw_learn_unix_problem(const char *u, char *buf, size_t len);
+
+/* A name `profile NAME` accepts. */
+bool bw_learn_profile_name_ok(const char *s);
+
+/*
+ * Why the path component c[0..n) looks like it names one run (a PID, a time,
+ * a temporary or random name), or NULL. `leaf`: the last component (a file),
+ * where `NAME-N` is a version more often than a run.
+ */
+const char *bw_learn_per_run(const char *c, size_t n, bool leaf);
+
+/* "/", a top-level directory, or a first-level child of /usr, /etc, /bin,
+ * /sbin, /lib, /lib64, /boot, /var, /opt, /root or /home. */
+bool bw_learn_system_dir(const char *dir);
+/* Inside /usr, /etc, /bin, /sbin, /lib, /lib64, /boot, /proc, /sys or /dev:
+ * the system's own files, kernel knobs, devices. */
+bool bw_learn_in_os_tree(const char *path);
+
+/*
+ * The pattern of a directory of secrets (".ssh", ".config/gcloud",
+ * "private", ...) that a component of `path` ending past byte `from` ends,
+ * or NULL. from 0: is the path in one; from strlen(dir): is there one below
+ * dir on this path.
+ */
+const char *bw_learn_secret_dir(const char *path, size_t from);
+/* The pattern when the directory dir[0..n) holds directories of secrets among
+ * other things (.config, .local, a user's runtime directory), or NULL. */
+const char *bw_learn_secret_holder(const char *dir, size_t n);
+/* Why the file name c[0..n) looks like a key, a credential or a secret
+ * (id_rsa, *.key, .netrc, client_secret.json), or NULL. */
+const char *bw_learn_key_like(const char *c, size_t n);
+
+#endif /* BW_LEARN_NAMES_H */

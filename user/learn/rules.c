@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The rules of the three sections, each after a comment saying how often and
+ * by which programs it was seen and what the reviewer should know about it
+ * (docs/learn.md, "Output"). What a rule cannot spell is a comment that says
+ * why, never dropped.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfwarden.h"
+#include "internal.h"
+#include "learn_names.h"
+
+/* Comment text: control bytes as \xNN, so nothing can end the comment's line. */
+static void put_comment_n(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (bw_learn_is_control((unsigned char)s[i]))
+			fprintf(f, "\\x%02x", (unsigned char)s[i]);
+		else
+			fputc(s[i], f);
+	}
+}
+
+void bw_put_comment(FILE *f, const char *s)
+{
+	put_comment_n(f, s, strlen(s));
+}
+
+/*
+ * A value token (path, unix name) with `suffix` ("/" "**" or ""): bare unless
+ * it holds a blank or '"', then quoted with \" and \\ escapes. In a comment
+ * (`comment`), the text as put_comment shows it.
+ */
+static void put_word(FILE *f, const char *s, const char *suffix, bool comment)
+{
+	bool quote = false;
+
+	if (comment) {
+		bw_put_comment(f, s);
+		fputs(suffix, f);
+		return;
+	}
+	for (const char *p = s; *p; p++)
+		if (*p == ' ' || *p == '\t' || *p == '"')
+			quote = true;
+	if (!quote) {
+		fputs(s, f);
+		fputs(suffix, f);
+		return;
+	}
+	fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', f);
+		fputc(*p, f);
+	}
+	fputs(suffix, f);
+	fputc('"', f);
+}
+
+static const char *acc_str(unsigned bits)
+{
+	return bits == (BW_ACC_R | BW_ACC_W) ? "rw" : bits == BW_ACC_W ? "w" : "r";
+}
+
+/* Where rule `rid` of the included abstractions is: FILE:LINE, FILE relative to the library. */
+void bw_put_origin(FILE *f, const struct bw_wctx *w, unsigned rid)
+{
+	const struct bw_origin *o;
+	const char *file;
+	size_t ll;
+
+	if (!w->cp || !rid || rid > w->cp->nrules) {
+		fputs("an included abstraction", f);
+		return;
+	}
+	o = &w->cp->rules[rid - 1].origin;
+	file = o->file ? o->file : "?";
+	ll = w->libdir ? strlen(w->libdir) : 0;
+	if (ll && !strncmp(file, w->libdir, ll) && file[ll] == '/')
+		file += ll + 1;
+	bw_put_comment(f, file);
+	fprintf(f, ":%d", o->line);
+}
+
+static void put_seen(FILE *f, unsigned long long count, const struct bw_progs *p)
+{
+	fprintf(f, "# seen %llu time%s", count, count == 1 ? "" : "s");
+	for (unsigned i = 0; i < p->n; i++) {
+		fputs(i ? ", " : ", by ", f);
+		bw_put_comment(f, p->v[i]);
+	}
+	if (p->more)
+		fputs(", and others", f);
+}
+
+/* "; r is allowed by abstractions/base:17" for bits the abstractions already allow. */
+static void put_partial(FILE *f, const struct bw_wctx *w, const struct bw_ostate *st)
+{
+	unsigned a = st->allowed & st->need;
+
+	if (!a)
+		return;
+	fprintf(f, "; %s is allowed by ", acc_str(a));
+	if (a == (BW_ACC_R | BW_ACC_W) && st->rule_r != st->rule_w) {
+		bw_put_origin(f, w, st->rule_r);
+		fputs(" (r) and ", f);
+		bw_put_origin(f, w, st->rule_w);
+		fputs(" (w)", f);
+	} else {
+		bw_put_origin(f, w, a & BW_ACC_R ? st->rule_r : st->rule_w);
+	}
+}
+
+static void put_blocked(FILE *f, const struct bw_wctx *w, const struct bw_ostate *st,
+			const char *rule, const char *word, const char *suffix)
+{
+	fputs("# not allowed: ", f);
+	bw_put_origin(f, w, st->blocked & BW_ACC_R ? st->rule_r : st->rule_w);
+	fputs(" denies it, and deny wins on the same object: ", f);
+	fputs(rule, f);
+	put_word(f, word, suffix, true);
+	fputc('\n', f);
+}
+
+static void put_unexpressible(FILE *f, const char *why, const char *rule, const char *word,
+			      const char *suffix)
+{
+	fputs("# cannot be expressed (", f);
+	fputs(why, f);
+	fputs("): ", f);
+	fputs(rule, f);
+	put_word(f, word, suffix, true);
+	fputc('\n', f);
+}
+
+static void put_rule_or_comment(FILE *f, const struct bw_ostate *st, unsigned bits,
+				const char *rule, const char *word, const char *problem)
+{
+	if (!(bits & ~st->blocked))
+		return;
+	if (problem) {
+		put_unexpressible(f, problem, rule, word, "");
+		return;
+	}
+	fputs(rule, f);
+	put_word(f, word, "", false);
+	fputc('\n', f);
+}
+
+struct item {
+	const char *path;
+	bool subtree;
+	size_t idx; /* into fr, or into cands when subtree */
+};
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	int c = bw_learn_path_cmp(x->path, y->path);
+
+	return c ? c : (int)x->subtree - (int)y->subtree;
+}
+
+int bw_write_files(FILE *f, struct bw_wctx *w)
+{
+	struct item *it = calloc(w->nfr + w->ncands + 1, sizeof(*it));
+	size_t n = 0, i;
+	char pbuf[160], rule[16];
+
+	if (!it)
+		return -ENOMEM;
+	for (i = 0; i < w->nfr; i++)
+		if (w->fr[i].cand < 0)
+			it[n++] = (struct item){w->fr[i].o->path, false, i};
+	for (i = 0; i < w->ncands; i++)
+		if (!w->cands[i].dead && w->cands[i].nfiles)
+			it[n++] = (struct item){w->cands[i].dir, true, i};
+	qsort(it, n, sizeof(*it), item_cmp);
+	if (!n)
+		fputs("# (none)\n", f);
+	for (i = 0; i < n; i++) {
+		if (it[i].subtree) {
+			const struct bw_cand *c = &w->cands[it[i].idx];
+
+			put_seen(f, c->count, &c->progs);
+			fprintf(f, "; generalised from %zu learned file%s", c->nfiles,
+				c->nfiles == 1 ? "" : "s");
+			if (c->fanout)
+				fprintf(f, ": %zu directly in it with access %s (min_children %u)",
+					c->fanout, acc_str(c->fanout_bits), w->min_children);
+			if (c->vol) {
+				fputs(c->fanout ? ", and" : ":", f);
+				fputs(" per-run names like '", f);
+				bw_put_comment(f, c->vol);
+				fprintf(f, "' (%s)", c->vol_why);
+			}
+			fprintf(f, "\nallow file %s ", acc_str(c->bits));
+			put_word(f, c->dir, "/**", false);
+			fputc('\n', f);
+			continue;
+		}
+		const struct bw_fres *r = &w->fr[it[i].idx];
+		const char *problem =
+		    bw_learn_path_problem(r->o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf));
+
+		put_seen(f, r->o->count, &r->o->progs);
+		put_partial(f, w, r->st);
+		if (r->vol) {
+			fputs("; kept exact although '", f);
+			put_comment_n(f, r->vol, r->vol_len);
+			fprintf(f, "' looks per-run (%s): ", r->vol_why);
+			put_comment_n(f, r->vol_plen ? r->o->path : "/",
+				      r->vol_plen ? r->vol_plen : 1);
+			fputs(" is ", f);
+			bw_put_comment(f, r->vol_refused);
+		} else if (r->secret) {
+			/* Fan-out refused for secrets: say it, or a reviewer may widen it by hand.
+			 */
+			fputs("; not generalised: ", f);
+			put_comment_n(f, r->o->path,
+				      (size_t)(strrchr(r->o->path, '/') - r->o->path));
+			fputs(" is ", f);
+			bw_put_comment(f, r->secret);
+		}
+		fputc('\n', f);
+		snprintf(rule, sizeof(rule), "allow file %s ", acc_str(r->bits & ~r->st->blocked));
+		put_rule_or_comment(f, r->st, r->bits, rule, r->o->path, problem);
+		if (r->bits & r->st->blocked) {
+			snprintf(rule, sizeof(rule), "allow file %s ",
+				 acc_str(r->bits & r->st->blocked));
+			put_blocked(f, w, r->st, rule, r->o->path, "");
+		}
+	}
+	free(it);
+	return 0;
+}
+
+static int obj_ptr_cmp_exec(const void *a, const void *b)
+{
+	const struct bw_lobj *x = *(const struct bw_lobj *const *)a,
+			     *y = *(const struct bw_lobj *const *)b;
+
+	if (!x->path || !y->path)
+		return !x->path - !y->path;
+	return bw_learn_path_cmp(x->path, y->path);
+}
+
+static int obj_ptr_cmp_net(const void *a, const void *b)
+{
+	const struct bw_lobj *x = *(const struct bw_lobj *const *)a,
+			     *y = *(const struct bw_lobj *const *)b;
+	int c;
+
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	if (x->op == BW_NET_RAW)
+		return 0;
+	if (x->proto != y->proto)
+		return x->proto < y->proto ? -1 : 1;
+	if (x->proto == BW_NET_UNIX)
+		return strcmp(x->path, y->path);
+	if (bw_addr_is_mapped(x->addr) != bw_addr_is_mapped(y->addr))
+		return bw_addr_is_mapped(x->addr) ? -1 : 1;
+	c = memcmp(x->addr, y->addr, 16);
+	if (c)
+		return c;
+	return x->port < y->port ? -1 : x->port > y->port;
+}
+
+/* An exec rule: a path, or memfd. */
+static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
+		     const struct bw_ostate *st)
+{
+	char pbuf[160];
+
+	if (!o->path) {
+		if (st->blocked)
+			put_blocked(f, w, st, "allow exec memfd", "", "");
+		else
+			fputs("allow exec memfd\n", f);
+		return;
+	}
+	if (st->blocked)
+		put_blocked(f, w, st, "allow exec ", o->path, "");
+	else
+		put_rule_or_comment(
+		    f, st, BW_ACC_R, "allow exec ", o->path,
+		    bw_learn_path_problem(o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf)));
+}
+
+/* A net rule: raw sockets, a unix name, or an address and a port. */
+static void put_net(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
+		    const struct bw_ostate *st)
+{
+	char buf[INET6_ADDRSTRLEN + 16], rule[128], pbuf[160];
+	const char *op = o->op == BW_NET_BIND ? "bind" : "connect";
+
+	if (o->op == BW_NET_RAW) {
+		if (st->blocked)
+			put_blocked(f, w, st, "allow net raw", "", "");
+		else
+			fputs("allow net raw\n", f);
+		return;
+	}
+	if (o->proto == BW_NET_UNIX) {
+		snprintf(rule, sizeof(rule), "allow net %s unix ", op);
+		if (st->blocked)
+			put_blocked(f, w, st, rule, o->path, "");
+		else
+			put_rule_or_comment(f, st, BW_ACC_R, rule, o->path,
+					    bw_learn_unix_problem(o->path, pbuf, sizeof(pbuf)));
+		return;
+	}
+	if (bw_addr_is_mapped(o->addr)) {
+		inet_ntop(AF_INET, o->addr + 12, buf, sizeof(buf));
+	} else {
+		buf[0] = '[';
+		inet_ntop(AF_INET6, o->addr, buf + 1, sizeof(buf) - 2);
+		strcat(buf, "]");
+	}
+	snprintf(rule, sizeof(rule), "allow net %s %s %s:%u", op,
+		 o->proto == BW_NET_UDP ? "udp" : "tcp", buf, o->port);
+	if (st->blocked)
+		put_blocked(f, w, st, rule, "", "");
+	else
+		fprintf(f, "%s\n", rule);
+}
+
+/* The objects of category `cat` that still need a rule, sorted by cmp, each after its
+ * "# seen" line. */
+static int write_section(FILE *f, const struct bw_wctx *w, enum bw_cat cat,
+			 int (*cmp)(const void *, const void *),
+			 void (*put)(FILE *, const struct bw_wctx *, const struct bw_lobj *,
+				     const struct bw_ostate *))
+{
+	const struct bw_lobj **v = calloc(w->s->n + 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->s->n; i++)
+		if (w->s->v[i].cat == cat && (w->st[i].need & ~w->st[i].allowed))
+			v[n++] = &w->s->v[i];
+	qsort(v, n, sizeof(*v), cmp);
+	if (!n)
+		fputs("# (none)\n", f);
+	for (size_t i = 0; i < n; i++) {
+		put_seen(f, v[i]->count, &v[i]->progs);
+		fputc('\n', f);
+		put(f, w, v[i], &w->st[v[i] - w->s->v]);
+	}
+	free(v);
+	return 0;
+}
+
+int bw_write_execs(FILE *f, const struct bw_wctx *w)
+{
+	return write_section(f, w, BW_CAT_EXEC, obj_ptr_cmp_exec, put_exec);
+}
+
+int bw_write_net(FILE *f, const struct bw_wctx *w)
+{
+	return write_section(f, w, BW_CAT_NET, obj_ptr_cmp_net, put_net);
+}

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Inode pins: planned from the compiled trie, resolved with stat(2) in the
+ * installing agent's view of paths, written to bw_inodes and bw_pinbits.
+ * pins.h says what each step is for.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <bpf/bpf.h>
+
+#include "mounts.h"
+#include "pins.h"
+#include "util.h"
+
+/* The values an object at path gets from the trie (a directory's `below` if dir). */
+static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, const char *path,
+				      int dir)
+{
+	struct bw_inode_pin pin = {};
+	const struct bw_file_entry *e;
+	char key[BW_KEY_PATH_MAX + 2];
+
+	e = bw_entries_lookup(v, n, path);
+	if (e)
+		pin.self = e->val;
+	if (dir) {
+		/* "P/" finds the subtree key of P itself, or the nearest above it. */
+		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
+		e = bw_entries_lookup(v, n, key);
+		if (e)
+			pin.below = e->val;
+	}
+	return pin;
+}
+
+static void merge_rule(struct bw_path_rule *into, const struct bw_path_rule *from)
+{
+	if (from->verdict_r == BW_V_DENY ||
+	    (into->verdict_r == BW_V_NONE && from->verdict_r != BW_V_NONE)) {
+		into->verdict_r = from->verdict_r;
+		into->rule_r = from->rule_r;
+	}
+	if (from->verdict_w == BW_V_DENY ||
+	    (into->verdict_w == BW_V_NONE && from->verdict_w != BW_V_NONE)) {
+		into->verdict_w = from->verdict_w;
+		into->rule_w = from->rule_w;
+	}
+}
+
+void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from)
+{
+	int into_mount = into->self.flags & BW_PIN_MOUNT;
+	int from_mount = from->self.flags & BW_PIN_MOUNT;
+
+	if (into_mount && !from_mount) {
+		*into = *from;
+		return;
+	}
+	if (!into_mount && from_mount)
+		return;
+	if (into->self.verdict_r == BW_V_DENY && from->self.verdict_r == BW_V_DENY &&
+	    into->self.rule_r > from->self.rule_r)
+		into->self.rule_r = from->self.rule_r;
+	merge_rule(&into->self, &from->self);
+	merge_rule(&into->below, &from->below);
+}
+
+/*
+ * Every rule's object is pinned: deny rules so that other names of the object
+ * reach the same decision, the others so that the nearest pinned directory
+ * above an object is the most specific one, and so that attribute changes,
+ * which come without a path, find the rule of the directory they are in.
+ */
+static void plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_cat cat)
+{
+	const struct bw_file_entry *v = cat == BW_CAT_EXEC ? c->execs : c->files;
+	size_t n = cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
+	size_t i, j, first = c->npins;
+
+	for (i = 0; i < p->nrules; i++) {
+		const struct bw_rule *r = &p->rules[i];
+		struct bw_pin_req *pr;
+
+		if (r->cat != cat || !r->file.path)
+			continue;
+		for (j = first; j < c->npins; j++)
+			if (!strcmp(c->pins[j].path, r->file.path))
+				break;
+		if (j == c->npins) {
+			c->pins[c->npins].path = r->file.path;
+			c->pins[c->npins++].cat =
+			    cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
+		}
+		pr = &c->pins[j];
+		pr->deny |= r->verdict == BW_V_DENY;
+		pr->subtree |= r->file.subtree && r->verdict == BW_V_DENY;
+		pr->dir |= r->file.subtree;
+	}
+	/* Values come from the trie: the same for every rule on one path. */
+	for (j = first; j < c->npins; j++)
+		c->pins[j].pin = pin_values(v, n, c->pins[j].path, c->pins[j].dir);
+}
+
+int bw_pins_plan(const struct bw_profile *p, struct bw_compiled *c)
+{
+	size_t i;
+
+	c->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*c->pins));
+	if (!c->pins)
+		return -ENOMEM;
+	c->npins = 0;
+	plan_cat(p, c, BW_CAT_FILE);
+	plan_cat(p, c, BW_CAT_EXEC);
+	for (i = 0; i < c->npins; i++) {
+		if (c->pins[i].cat == BW_CAT_PIN_EXEC)
+			c->policy.has_exec_pins |= c->pins[i].deny;
+		else
+			c->policy.has_pins |= c->pins[i].deny;
+	}
+	return 0;
+}
+
+static int pin_add(struct bw_pin_set *ps, const struct stat *st, uint32_t policy, int cat,
+		   const struct bw_inode_pin *pin)
+{
+	struct bw_inode_key k = {};
+	size_t i;
+
+	k.ino = st->st_ino;
+	k.dev = bw_dev_encode(major(st->st_dev), minor(st->st_dev));
+	k.policy = (__u16)policy;
+	k.cat = (__u16)cat;
+	for (i = 0; i < ps->n; i++) {
+		if (!memcmp(&ps->keys[i], &k, sizeof(k))) {
+			bw_pin_merge(&ps->pins[i], pin);
+			return 0;
+		}
+	}
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? ps->cap * 2 : 64;
+		struct bw_inode_key *nk = realloc(ps->keys, cap * sizeof(*nk));
+		struct bw_inode_pin *np;
+
+		if (!nk)
+			return -ENOMEM;
+		ps->keys = nk;
+		np = realloc(ps->pins, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		ps->pins = np;
+		ps->cap = cap;
+	}
+	ps->keys[ps->n] = k;
+	ps->pins[ps->n++] = *pin;
+	return 0;
+}
+
+/*
+ * A file inside a denied subtree that has another name elsewhere (a hard link
+ * made before the sandbox started) is pinned by its own inode. New links from
+ * inside a sandbox are refused by path_link. nftw(3) passes no argument to
+ * its callback, hence the one walk's state here; the budget is shared by all
+ * denied directories of a profile.
+ */
+static struct link_scan {
+	struct bw_pin_set *ps;
+	const struct bw_compiled *c;
+	uint32_t policy;
+	size_t budget;
+	int ret;
+} * scan;
+
+static int scan_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct bw_inode_pin pin;
+
+	if (ftw->level == 0)
+		return 0; /* the denied directory itself is pinned by its rule */
+	if (!scan->budget)
+		return 1;
+	scan->budget--;
+	if (type != FTW_F || st->st_nlink < 2)
+		return 0;
+	pin = pin_values(scan->c->files, scan->c->nfiles, path, 0);
+	scan->ret = pin_add(scan->ps, st, scan->policy, BW_CAT_PIN_FILE, &pin);
+	return scan->ret ? 1 : 0;
+}
+
+static int scan_links(struct link_scan *s, const char *dir)
+{
+	/* FTW_PHYS: a symlink is not followed, and not the object it names. */
+	scan = s;
+	nftw(dir, scan_entry, 16, FTW_PHYS);
+	scan = NULL;
+	return s->ret;
+}
+
+struct mount_pins {
+	struct bw_pin_set *ps;
+	const struct bw_compiled *c;
+	uint32_t policy;
+};
+
+static int mount_pin(const struct bw_mount *m, void *arg)
+{
+	struct mount_pins *mp = arg;
+	struct bw_inode_pin pin;
+	struct stat st;
+
+	if (stat(m->target, &st))
+		return 0;
+	pin = pin_values(mp->c->files, mp->c->nfiles, m->target, 1);
+	pin.self.flags |= BW_PIN_MOUNT;
+	pin.below.flags |= BW_PIN_MOUNT;
+	return pin_add(mp->ps, &st, mp->policy, BW_CAT_PIN_FILE, &pin);
+}
+
+/* Mount roots, for attribute changes that reach no path hook (BW_PIN_MOUNT). */
+static int add_mount_pins(struct bw_pin_set *ps, const struct bw_compiled *c, uint32_t policy)
+{
+	struct mount_pins mp = {ps, c, policy};
+
+	return bw_mounts_each(mount_pin, &mp);
+}
+
+int bw_pins_resolve(const struct bw_compiled *c, uint32_t policy, struct bw_pin_set *ps)
+{
+	struct link_scan s = {.ps = ps, .c = c, .policy = policy, .budget = BW_SCAN_MAX};
+	size_t i;
+	int ret = 0;
+
+	memset(ps, 0, sizeof(*ps));
+	for (i = 0; i < c->npins && !ret; i++) {
+		const struct bw_pin_req *pr = &c->pins[i];
+		struct stat st;
+
+		/* A path that does not exist yet is still decided by its path rule. */
+		if (stat(pr->path, &st))
+			continue;
+		ret = pin_add(ps, &st, policy, pr->cat, &pr->pin);
+		if (pr->deny)
+			ps->deny++;
+		if (!ret && pr->cat == BW_CAT_PIN_FILE && pr->subtree && S_ISDIR(st.st_mode))
+			ret = scan_links(&s, pr->path);
+	}
+	ps->scan_incomplete = !s.budget;
+	if (!ret && c->nfiles)
+		ret = add_mount_pins(ps, c, policy);
+	return ret;
+}
+
+void bw_pin_set_free(struct bw_pin_set *ps)
+{
+	free(ps->keys);
+	free(ps->pins);
+	memset(ps, 0, sizeof(*ps));
+}
+
+static int pin_can_deny(const struct bw_inode_pin *pn)
+{
+	return pn->self.verdict_r == BW_V_DENY || pn->self.verdict_w == BW_V_DENY ||
+	       pn->below.verdict_r == BW_V_DENY || pn->below.verdict_w == BW_V_DENY;
+}
+
+/*
+ * A deny rule whose path does not exist yet has no
+ * pin to climb to. The kernel skips the climb on a file system holding no pin
+ * that can deny: an allow pin only matters when it shadows a deny pin above it
+ * on the same file system, and mount pins serve attribute changes only, which
+ * always climb.
+ */
+void bw_pins_policy(const struct bw_compiled *c, const struct bw_pin_set *ps, struct bw_policy *pol)
+{
+	size_t i, j;
+
+	pol->has_pins = c->policy.has_pins && ps->deny;
+	pol->has_exec_pins = c->policy.has_exec_pins && ps->deny;
+	pol->npin_devs = 0;
+	memset(pol->pin_devs, 0, sizeof(pol->pin_devs));
+	for (i = 0; i < ps->n; i++) {
+		__u32 dev = ps->keys[i].dev;
+
+		if ((ps->pins[i].self.flags & BW_PIN_MOUNT) || !pin_can_deny(&ps->pins[i]))
+			continue;
+		for (j = 0; j < pol->npin_devs; j++)
+			if (pol->pin_devs[j] == dev)
+				break;
+		if (j < pol->npin_devs)
+			continue;
+		if (pol->npin_devs == sizeof(pol->pin_devs) / sizeof(pol->pin_devs[0])) {
+			pol->npin_devs = BW_PIN_DEVS_MANY;
+			break;
+		}
+		pol->pin_devs[pol->npin_devs++] = dev;
+	}
+}
+
+static int write_pins(const struct bw_maps *m, const struct bw_pin_set *ps)
+{
+	size_t i;
+
+	for (i = 0; i < ps->n; i++) {
+		/* The bit first: a pin the kernel's bitmap test skips would not count. */
+		__u32 idx = bw_pinbits_word(ps->keys[i].ino);
+		__u64 word;
+
+		if (!bpf_map_lookup_elem(m->pinbits, &idx, &word)) {
+			word |= bw_pinbits_bit(ps->keys[i].ino);
+			bpf_map_update_elem(m->pinbits, &idx, &word, BPF_ANY);
+		}
+		if (bpf_map_update_elem(m->inodes, &ps->keys[i], &ps->pins[i], BPF_ANY)) {
+			int ret = -errno;
+
+			bw_err(
+			    "cannot pin inode %llu: %s (at most %d pins for all loaded profiles)",
+			    (unsigned long long)ps->keys[i].ino, strerror(-ret), BW_MAX_INODE_PINS);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int bw_pins_install(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+		    struct bw_policy *pol, struct bw_pins_done *done)
+{
+	struct bw_pin_set ps;
+	int ret;
+
+	ret = bw_pins_resolve(c, policy, &ps);
+	if (!ret)
+		ret = write_pins(m, &ps);
+	bw_pins_policy(c, &ps, pol);
+	done->resolved = ps.n;
+	done->scan_incomplete = ps.scan_incomplete;
+	bw_pin_set_free(&ps);
+	return ret;
+}

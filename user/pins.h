@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Inode pins, end to end. Every file or exec rule's object is pinned by
+ * device and inode (bw_inodes) with the values the trie gives its path, so
+ * that another name of the object (a hard link, a bind mount, another mount
+ * namespace) meets the same decision; bpf/pins.bpf.h climbs to them.
+ *
+ *   planning   when a profile compiles: which paths, and their values (pure)
+ *   resolving  when it is installed: each path to device and inode in the
+ *              installing agent's view, other names of files inside denied
+ *              directories (a bounded hard-link scan), mount roots
+ *   writing    bw_inodes, the bw_pinbits bits, and the policy's pin fields
+ */
+#ifndef BW_PINS_H
+#define BW_PINS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpfwarden.h"
+#include "compile.h"
+#include "loader.h"
+#include "profile.h"
+
+/* A path to pin by device and inode once resolved in the governed namespace. */
+struct bw_pin_req {
+	const char *path; /* points into the profile */
+	struct bw_inode_pin pin;
+	int deny;    /* named by a deny rule */
+	int subtree; /* a subtree deny: scan it for files with other names */
+	int dir;     /* some rule on this path is a subtree rule */
+	int cat;     /* BW_CAT_PIN_FILE or BW_CAT_PIN_EXEC */
+};
+
+/*
+ * Plan the pins of p's file and exec rules into c->pins (c's trie keys are
+ * built already) and set c->policy.has_pins / has_exec_pins. 0 or -ENOMEM.
+ */
+int bw_pins_plan(const struct bw_profile *p, struct bw_compiled *c);
+
+/* Combine two pins of one inode: a rule's pin beats a mount's, then deny wins. */
+void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from);
+
+/* Entries a hard-link scan looks at, over all denied directories of a profile. */
+#define BW_SCAN_MAX 4096
+
+/* Planned pins resolved to device and inode, one entry per key. */
+struct bw_pin_set {
+	struct bw_inode_key *keys;
+	struct bw_inode_pin *pins;
+	size_t n, cap;
+	size_t deny;	     /* resolved paths of deny rules */
+	int scan_incomplete; /* the hard-link scan stopped at BW_SCAN_MAX */
+};
+
+/* Resolve c's plan for policy in this process's view of paths. 0 or -errno. */
+int bw_pins_resolve(const struct bw_compiled *c, uint32_t policy, struct bw_pin_set *ps);
+void bw_pin_set_free(struct bw_pin_set *ps);
+
+/* pol's has_pins, has_exec_pins, npin_devs and pin_devs for the resolved ps. */
+void bw_pins_policy(const struct bw_compiled *c, const struct bw_pin_set *ps,
+		    struct bw_policy *pol);
+
+/* What installing found, for the agent's report. */
+struct bw_pins_done {
+	size_t resolved;
+	int scan_incomplete;
+};
+
+/*
+ * Resolve c's pins and store them under policy: bw_inodes and bw_pinbits, and
+ * in *pol (written by the caller afterwards) has_pins, has_exec_pins and the
+ * file systems of the deny pins. 0 or -errno, said in words.
+ */
+int bw_pins_install(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+		    struct bw_policy *pol, struct bw_pins_done *done);
+
+#endif /* BW_PINS_H */
