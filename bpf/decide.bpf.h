@@ -51,6 +51,41 @@ static __always_inline void bw_decide_access(struct bw_decision *d, __u8 verdict
 	}
 }
 
+/*
+ * Is the object the agent's pin directory (a directory named "bpfwarden" at
+ * the root of a BPF file system: /sys/fs/bpf/bpfwarden), or in it? Its pins
+ * hold every program and map of the enforcement: no governed process reaches
+ * them, whatever its profile allows (self-protection). Followed through
+ * d_parent, so a bind mount of the directory or of a pin leads here too.
+ */
+#define BW_BPF_FS_MAGIC	 0xcafe4a11
+#define BW_PIN_DIR_NAME	 "bpfwarden"
+#define BW_PIN_DIR_DEPTH 8
+
+static __always_inline bool bw_in_pin_dir(struct dentry *dentry)
+{
+	struct dentry *d = dentry, *parent;
+	char name[sizeof(BW_PIN_DIR_NAME)];
+	int i;
+
+	if (BPF_CORE_READ(dentry, d_sb, s_magic) != BW_BPF_FS_MAGIC)
+		return false;
+	for (i = 0; i < BW_PIN_DIR_DEPTH; i++) {
+		parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d)
+			return false; /* the file system's root */
+		if (BPF_CORE_READ(parent, d_parent) == parent) {
+			/* d is at the root: is it the pin directory? */
+			if (BPF_CORE_READ(d, d_name.len) != sizeof(name) - 1)
+				return false;
+			bpf_probe_read_kernel(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+			return bw_bytes_eq(name, BW_PIN_DIR_NAME, sizeof(name));
+		}
+		d = parent;
+	}
+	return false;
+}
+
 /* Can the climb from this dentry meet one of the policy's rule pins at all? */
 static __always_inline bool bw_fs_has_pins(const struct bw_policy *pol, struct dentry *dentry)
 {
@@ -109,6 +144,11 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	default_verdict = cat == BW_CAT_PIN_EXEC ? pol->default_exec : pol->default_file;
 	len &= BW_BUF_MASK;
 
+	if (bw_in_pin_dir(dentry)) {
+		d.verdict = BW_V_DENY;
+		d.rule = BW_RULE_SELF;
+		goto deny;
+	}
 	if ((flags & BW_EVF_UNREACHABLE) && cat == BW_CAT_PIN_EXEC) {
 		/* A memfd or other file without a path runs only if the profile says so. */
 		d.verdict = pol->exec_memfd ? BW_V_ALLOW : BW_V_DENY;
@@ -156,7 +196,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	}
 	if (d.verdict != BW_V_DENY)
 		return 0;
-
+deny:
 	/*
 	 * Learn identity: read with probes, not loads: a name being created
 	 * has no inode, and a plain load through a NULL from a trusted

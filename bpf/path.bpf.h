@@ -20,6 +20,17 @@
 #define BW_BUF_MASK (BW_PATH_BUF - 1)
 #define BW_NAME_MAX 255
 
+/* Are n bytes equal (n a constant: memcmp is not there to call)? */
+static __always_inline bool bw_bytes_eq(const char *a, const char *b, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 struct bw_scratch {
 	struct bw_event ev;	    /* event head ... */
 	char evpath[BW_PATH_BUF];   /* ... immediately followed by its path */

@@ -356,8 +356,26 @@ enum bw_op {
 	BW_OP_BIND,
 	BW_OP_SENDMSG,
 	BW_OP_SOCKET, /* creating a raw IP or a packet socket */
+	/*
+	 * Other processes and the agent itself (bpf/guard.bpf.c): the object
+	 * is a struct bw_guard_obj.
+	 */
+	BW_OP_PTRACE,  /* ptrace, and what the kernel checks as it: /proc/PID/mem, environ, fd... */
+	BW_OP_SIGNAL,  /* a signal to an agent: kill, tgkill, pidfd_send_signal, SIGIO */
+	BW_OP_CONTROL, /* prlimit, setpriority, sched_setscheduler and ioprio_set on an agent */
+	BW_OP_BPF,     /* bpf(2), and a BPF map or program opened */
 	BW_OP_MAX,
 };
+
+/*
+ * Decisions that are bpfwarden's own, not a profile rule's, in an event's
+ * rule field (a profile's rule ids stay below BW_MAX_RULES). No profile can
+ * allow what they refuse; they refuse in enforce mode only: in audit and
+ * learn modes it is let through with an `audit` event, and never learned.
+ */
+#define BW_RULE_OWN	  0xfff0 /* from here on: bpfwarden's own */
+#define BW_RULE_SELF	  0xfff8 /* the agent, its BPF objects and pins (self-protection) */
+#define BW_RULE_PROCESSES 0xfff7 /* a process outside the sandbox, as ptrace reaches it */
 
 /* Event flags */
 #define BW_EVF_PATH_TOO_LONG 0x1  /* path did not fit the kernel buffer */
@@ -367,6 +385,51 @@ enum bw_op {
 #define BW_EVF_UNIX	     0x10 /* a unix socket event: the path bytes are its name */
 
 #define BW_COMM_LEN 16
+
+/*
+ * The object of a guard event (BW_OP_PTRACE, _SIGNAL, _CONTROL, _BPF) in
+ * the path bytes of struct bw_event: a process, or a BPF command or object.
+ */
+#define BW_GOBJ_TASK	  1 /* a process: pid, tid, comm, cgroup_id, agent */
+#define BW_GOBJ_BPF_CMD	  2 /* a bpf(2) command: arg */
+#define BW_GOBJ_BPF_MAP	  3 /* a map: name */
+#define BW_GOBJ_BPF_PROG  4 /* a program: name */
+#define BW_GOBJ_BPF_LINK  5 /* a link: its program's name */
+#define BW_GOBJ_BPF_OTHER 6 /* BTF, an iterator: name says which */
+
+/* arg of BW_OP_PTRACE: the kernel's PTRACE_MODE_* bits, or PTRACE_TRACEME. */
+#define BW_PTRACE_READ	  0x01
+#define BW_PTRACE_ATTACH  0x02
+#define BW_PTRACE_TRACEME 0x100 /* the target asked to be traced by a governed parent */
+
+/* arg of BW_OP_CONTROL: what was to be changed of the process. */
+#define BW_CTL_RLIMIT 1
+#define BW_CTL_NICE   2
+#define BW_CTL_SCHED  3
+#define BW_CTL_IOPRIO 4
+
+struct bw_guard_obj {
+	__u64 cgroup_id; /* the target process's cgroup (v2 id) */
+	__u32 pid;	 /* the target process (thread group) */
+	__u32 tid;	 /* the target thread */
+	__u32 arg;	 /* ptrace mode, signal number, BW_CTL_*, bpf command */
+	__u8 kind;	 /* BW_GOBJ_* */
+	__u8 agent;	 /* the target is an agent process */
+	__u8 pad[2];
+	char name[BW_COMM_LEN]; /* the target's comm, or the BPF object's name */
+};
+_Static_assert(sizeof(struct bw_guard_obj) == 40, "bw_guard_obj size");
+
+/*
+ * An agent process: its thread group leader's entry in bw_agents, a task
+ * storage map (user space writes it with a pidfd as the key). The entry
+ * goes with the task.
+ */
+struct bw_agent {
+	__u32 pid;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bw_agent) == 8, "bw_agent size");
 
 /*
  * Fixed head of every event; path bytes (path_len, no NUL) follow it, then

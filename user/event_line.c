@@ -14,12 +14,51 @@
 #include "event_line.h"
 
 static const char *const op_names[BW_OP_MAX] = {
-    [BW_OP_OPEN] = "open",	    [BW_OP_TRUNCATE] = "truncate", [BW_OP_CREATE] = "create",
-    [BW_OP_MKDIR] = "mkdir",	    [BW_OP_RMDIR] = "rmdir",	   [BW_OP_UNLINK] = "unlink",
-    [BW_OP_RENAME_FROM] = "rename", [BW_OP_RENAME_TO] = "rename",  [BW_OP_LINK] = "link",
-    [BW_OP_SYMLINK] = "symlink",    [BW_OP_CHMOD] = "chmod",	   [BW_OP_CHOWN] = "chown",
-    [BW_OP_UTIMES] = "utimes",	    [BW_OP_EXEC] = "exec",	   [BW_OP_CONNECT] = "connect",
-    [BW_OP_BIND] = "bind",	    [BW_OP_SENDMSG] = "sendmsg",   [BW_OP_SOCKET] = "socket",
+    [BW_OP_OPEN] = "open",
+    [BW_OP_TRUNCATE] = "truncate",
+    [BW_OP_CREATE] = "create",
+    [BW_OP_MKDIR] = "mkdir",
+    [BW_OP_RMDIR] = "rmdir",
+    [BW_OP_UNLINK] = "unlink",
+    [BW_OP_RENAME_FROM] = "rename",
+    [BW_OP_RENAME_TO] = "rename",
+    [BW_OP_LINK] = "link",
+    [BW_OP_SYMLINK] = "symlink",
+    [BW_OP_CHMOD] = "chmod",
+    [BW_OP_CHOWN] = "chown",
+    [BW_OP_UTIMES] = "utimes",
+    [BW_OP_EXEC] = "exec",
+    [BW_OP_CONNECT] = "connect",
+    [BW_OP_BIND] = "bind",
+    [BW_OP_SENDMSG] = "sendmsg",
+    [BW_OP_SOCKET] = "socket",
+    [BW_OP_PTRACE] = "ptrace",
+    [BW_OP_SIGNAL] = "signal",
+    [BW_OP_CONTROL] = "control",
+    [BW_OP_BPF] = "bpf",
+};
+
+/* bpf(2) commands by number (enum bpf_cmd, include/uapi/linux/bpf.h). */
+static const char *const bpf_cmds[] = {
+    "BPF_MAP_CREATE",	     "BPF_MAP_LOOKUP_ELEM",
+    "BPF_MAP_UPDATE_ELEM",   "BPF_MAP_DELETE_ELEM",
+    "BPF_MAP_GET_NEXT_KEY",  "BPF_PROG_LOAD",
+    "BPF_OBJ_PIN",	     "BPF_OBJ_GET",
+    "BPF_PROG_ATTACH",	     "BPF_PROG_DETACH",
+    "BPF_PROG_TEST_RUN",     "BPF_PROG_GET_NEXT_ID",
+    "BPF_MAP_GET_NEXT_ID",   "BPF_PROG_GET_FD_BY_ID",
+    "BPF_MAP_GET_FD_BY_ID",  "BPF_OBJ_GET_INFO_BY_FD",
+    "BPF_PROG_QUERY",	     "BPF_RAW_TRACEPOINT_OPEN",
+    "BPF_BTF_LOAD",	     "BPF_BTF_GET_FD_BY_ID",
+    "BPF_TASK_FD_QUERY",     "BPF_MAP_LOOKUP_AND_DELETE_ELEM",
+    "BPF_MAP_FREEZE",	     "BPF_BTF_GET_NEXT_ID",
+    "BPF_MAP_LOOKUP_BATCH",  "BPF_MAP_LOOKUP_AND_DELETE_BATCH",
+    "BPF_MAP_UPDATE_BATCH",  "BPF_MAP_DELETE_BATCH",
+    "BPF_LINK_CREATE",	     "BPF_LINK_UPDATE",
+    "BPF_LINK_GET_FD_BY_ID", "BPF_LINK_GET_NEXT_ID",
+    "BPF_ENABLE_STATS",	     "BPF_ITER_CREATE",
+    "BPF_LINK_DETACH",	     "BPF_PROG_BIND_MAP",
+    "BPF_TOKEN_CREATE",
 };
 
 const char *bw_op_name(unsigned op)
@@ -111,6 +150,54 @@ static void put_socket(struct jw *w, const char *data, size_t len)
 	jw_u64(w, "protocol", o.port);
 }
 
+/*
+ * The object of a guard event (struct bw_guard_obj): the process reached,
+ * with what was asked of it, or the BPF command or object.
+ */
+static void put_guard(struct jw *w, unsigned op, const char *data, size_t len)
+{
+	static const char *const controls[] = {"", "rlimit", "nice", "scheduler", "ioprio"};
+	static const char *const objects[] = {
+	    [BW_GOBJ_BPF_MAP] = "map",
+	    [BW_GOBJ_BPF_PROG] = "prog",
+	    [BW_GOBJ_BPF_LINK] = "link",
+	    [BW_GOBJ_BPF_OTHER] = "object",
+	};
+	struct bw_guard_obj o;
+
+	if (len < sizeof(o))
+		return;
+	memcpy(&o, data, sizeof(o));
+	if (o.kind == BW_GOBJ_TASK) {
+		jw_obj(w, "target");
+		jw_u64(w, "pid", o.pid);
+		jw_u64(w, "tid", o.tid);
+		jw_strn(w, "comm", o.name, strnlen(o.name, sizeof(o.name)));
+		jw_u64(w, "cgroup_id", o.cgroup_id);
+		jw_bool(w, "agent", o.agent);
+		jw_end(w);
+		if (op == BW_OP_PTRACE)
+			jw_str(w, "access",
+			       o.arg & BW_PTRACE_TRACEME  ? "traceme"
+			       : o.arg & BW_PTRACE_ATTACH ? "attach"
+							  : "read");
+		else if (op == BW_OP_SIGNAL)
+			jw_u64(w, "signal", o.arg);
+		else if (op == BW_OP_CONTROL && o.arg < sizeof(controls) / sizeof(controls[0]))
+			jw_str(w, "control", controls[o.arg]);
+		return;
+	}
+	jw_obj(w, "bpf");
+	if (o.kind == BW_GOBJ_BPF_CMD) {
+		jw_u64(w, "cmd", o.arg);
+		if (o.arg < sizeof(bpf_cmds) / sizeof(bpf_cmds[0]))
+			jw_str(w, "name", bpf_cmds[o.arg]);
+	} else if (o.kind < sizeof(objects) / sizeof(objects[0]) && objects[o.kind]) {
+		jw_strn(w, objects[o.kind], o.name, strnlen(o.name, sizeof(o.name)));
+	}
+	jw_end(w);
+}
+
 static void put_args(struct jw *w, const char *a, size_t len)
 {
 	const char *end = a + len;
@@ -129,7 +216,11 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 {
 	char buf[PATH_MAX + 16];
 
-	if (rule && p && rule <= p->nrules)
+	if (rule == BW_RULE_SELF)
+		snprintf(buf, sizeof(buf), "builtin:self-protection");
+	else if (rule == BW_RULE_PROCESSES)
+		snprintf(buf, sizeof(buf), "builtin:process-boundary");
+	else if (rule && p && rule <= p->nrules)
 		bw_origin_format(&p->rules[rule - 1].origin, buf, sizeof(buf));
 	else if (rule)
 		snprintf(buf, sizeof(buf), "#%u", rule);
@@ -175,6 +266,8 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		put_socket(w, data, ev->path_len);
 	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
 		put_net(w, data, ev->path_len);
+	} else if (ev->op >= BW_OP_PTRACE && ev->op <= BW_OP_BPF) {
+		put_guard(w, ev->op, data, ev->path_len);
 	} else {
 		jw_strn(w, "path", data, ev->path_len);
 		jw_str(w, "access", access);

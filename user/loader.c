@@ -26,6 +26,7 @@
 #include "net.skel.h"
 #include "sock.skel.h"
 #include "file.skel.h"
+#include "guard.skel.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 
@@ -142,6 +143,7 @@ static const struct bw_object {
     {"file_bpf", "the file hooks", file_bpf__elf_bytes, BW_NEED_LSM},
     {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, BW_NEED_LSM},
     {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, BW_NEED_LSM},
+    {"guard_bpf", "the self-protection hooks", guard_bpf__elf_bytes, BW_NEED_LSM},
 };
 
 /* Only the inode_setattr program that matches this kernel's hook is loaded. */

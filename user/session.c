@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "guard.h"
 #include "libdir.h"
 #include "probe.h"
 #include "session.h"
@@ -84,6 +85,12 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	s->net_only = why != NULL;
 	if (bw_load(&s->maps, !why))
 		return 1;
+	/* Before anything is governed: from then on, no sandbox can reach this process. */
+	ret = bw_agent_register();
+	if (ret) {
+		bw_err("cannot record this agent for self-protection: %s", strerror(-ret));
+		return 1;
+	}
 	ret = bw_slot_install(&s->maps, &s->compiled, &s->slot);
 	if (ret)
 		return 1;
@@ -264,4 +271,5 @@ void bw_session_end(struct bw_session *s)
 	bw_compiled_free(&s->compiled);
 	bw_profile_free(s->profile);
 	s->profile = NULL;
+	bw_agent_unregister();
 }

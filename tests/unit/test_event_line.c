@@ -73,6 +73,7 @@ static const struct example {
 	const char *args;
 	size_t args_len;
 	struct bw_net_obj net;
+	struct bw_guard_obj guard;	  /* guard records: a process or a BPF object */
 	void (*agent_line)(struct jw *w); /* lost and agent records */
 } examples[] = {
     {"file: open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 0, "cat",
@@ -114,6 +115,20 @@ static const struct example {
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
     {"deny in learn mode", BW_EV_DENY, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 2, 555,
      .path = "/etc/shadow"},
+    /* The agent's own objects and other processes: rule builtin:... */
+    {"ptrace of a process outside", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_PTRACE, 0, 0,
+     BW_RULE_PROCESSES, 592, .guard = {1, 812, 812, BW_PTRACE_READ, BW_GOBJ_TASK, 0, {0}, "sshd"}},
+    {"signal to the agent", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SIGNAL, 0, 0, BW_RULE_SELF, 629,
+     "sh", "/usr/bin/dash", .guard = {1, 172, 172, 9, BW_GOBJ_TASK, 1, {0}, "bpfwarden"}},
+    {"prlimit of the agent", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONTROL, 0, 0, BW_RULE_SELF, 666,
+     .guard = {1, 172, 172, BW_CTL_RLIMIT, BW_GOBJ_TASK, 1, {0}, "bpfwarden"}},
+    {"ptrace of the agent, learn mode", BW_EV_AUDIT, BW_MODE_LEARN, BW_OP_PTRACE, 0, 0,
+     BW_RULE_SELF, 703, "gdb", "/usr/bin/gdb",
+     .guard = {1, 172, 172, BW_PTRACE_ATTACH, BW_GOBJ_TASK, 1, {0}, "bpfwarden"}},
+    {"bpf(2)", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_BPF, 0, 0, BW_RULE_SELF, 740, "bpftool",
+     "/usr/sbin/bpftool", .guard = {.arg = 11, .kind = BW_GOBJ_BPF_CMD}},
+    {"a pin opened", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, BW_RULE_SELF, 777,
+     "cat", "/usr/bin/cat", "/sys/fs/bpf/bpfwarden/bw_policies"},
     {"lost: throttled", .agent_line = ex_lost_throttled},
     {"lost: ring buffer", .agent_line = ex_lost_ring},
     {"agent", .agent_line = ex_agent},
@@ -156,6 +171,9 @@ static void format(struct jw *w, const struct example *x)
 	if (x->net.family) {
 		len = sizeof(x->net);
 		memcpy(data, &x->net, len);
+	} else if (x->guard.kind) {
+		len = sizeof(x->guard);
+		memcpy(data, &x->guard, len);
 	} else {
 		len = strlen(x->path);
 		memcpy(data, x->path, len);
