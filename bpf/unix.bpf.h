@@ -110,6 +110,7 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock 
 	struct dentry *dentry = BPF_CORE_READ(peer, path.dentry);
 	__u32 zero = 0, flags = 0, n;
 	struct bw_scratch *s;
+	char first = 0;
 	int alen;
 
 	__builtin_memset(u->name, 0, sizeof(u->name));
@@ -131,13 +132,25 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock 
 		*len = n;
 		return 0;
 	}
-	/* Abstract: sun_path starts with a NUL, and the name runs to addr->len. */
-	alen = BPF_CORE_READ(addr, len) - 2 /* sun_family */ - 1 /* the leading NUL */;
+	/*
+	 * No path: abstract (sun_path starts with a NUL, the name runs to
+	 * addr->len), or a socket file's peer that was closed, whose path the
+	 * kernel dropped (a connection still holding its data): then its name
+	 * as bound, as bind is decided (addr->len counts the path's NUL).
+	 */
+	alen = BPF_CORE_READ(addr, len) - 2 /* sun_family */ - 1 /* leading or trailing NUL */;
 	if (alen <= 0)
 		return -1;
 	n = alen;
 	if (n > BW_UNIX_NAME - 1)
 		n = BW_UNIX_NAME - 1;
+	bpf_probe_read_kernel(&first, 1, (char *)addr->name[0].sun_path);
+	if (first) {
+		barrier_var(n);
+		bpf_probe_read_kernel(u->name, n & BW_UNIX_MASK, (char *)addr->name[0].sun_path);
+		*len = n;
+		return 0;
+	}
 	u->name[0] = '@';
 	barrier_var(n);
 	bpf_probe_read_kernel(&u->name[1], n & BW_UNIX_MASK, (char *)addr->name[0].sun_path + 1);

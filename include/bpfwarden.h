@@ -278,12 +278,16 @@ _Static_assert(sizeof(struct bw_unix_value) == 4, "bw_unix_value size");
 
 /*
  * The object of a network event, in the path bytes of struct bw_event. For
- * BW_OP_SOCKET (a raw or packet socket): family BW_FAM_*, proto the socket
- * type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr zero.
+ * BW_OP_SOCKET (a raw or packet socket) and BW_OP_RECEIVE_SOCKET (a
+ * received socket no rule names): family BW_FAM_*, proto the socket type
+ * (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr zero (for
+ * BW_FAM_OTHER, addr[0] is the AF_* number).
  */
 #define BW_FAM_IPV4   4
 #define BW_FAM_IPV6   6
-#define BW_FAM_PACKET 17 /* AF_PACKET */
+#define BW_FAM_PACKET 17   /* AF_PACKET */
+#define BW_FAM_UNIX   1	   /* AF_UNIX: a received socket without a peer */
+#define BW_FAM_OTHER  0xff /* another family (its AF_* number in addr[0]): a received socket */
 
 struct bw_net_obj {
 	__u8 addr[16]; /* as decided: IPv6 form, IPv4 mapped */
@@ -364,6 +368,11 @@ enum bw_op {
 	BW_OP_SIGNAL,  /* a signal to an agent: kill, tgkill, pidfd_send_signal, SIGIO */
 	BW_OP_CONTROL, /* prlimit, setpriority, sched_setscheduler and ioprio_set on an agent */
 	BW_OP_BPF,     /* bpf(2), and a BPF map or program opened */
+	/* A descriptor received (SCM_RIGHTS, pidfd_getfd): bpf/receive.bpf.c. */
+	BW_OP_RECEIVE,	   /* a file, decided as an open: its path */
+	BW_OP_RECEIVE_NET, /* a connected socket, by its peer: struct bw_net_obj or a unix name */
+	BW_OP_RECEIVE_SOCKET, /* a socket no rule names: struct bw_net_obj as for BW_OP_SOCKET */
+	BW_OP_RECEIVE_BPF,    /* a BPF map, program or link: struct bw_guard_obj */
 	BW_OP_MAX,
 };
 
@@ -387,8 +396,9 @@ enum bw_op {
 #define BW_COMM_LEN 16
 
 /*
- * The object of a guard event (BW_OP_PTRACE, _SIGNAL, _CONTROL, _BPF) in
- * the path bytes of struct bw_event: a process, or a BPF command or object.
+ * The object of a guard event (BW_OP_PTRACE, _SIGNAL, _CONTROL, _BPF,
+ * _RECEIVE_BPF) in the path bytes of struct bw_event: a process, or a BPF
+ * command or object.
  */
 #define BW_GOBJ_TASK	  1 /* a process: pid, tid, comm, cgroup_id, agent */
 #define BW_GOBJ_BPF_CMD	  2 /* a bpf(2) command: arg */

@@ -129,7 +129,8 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 	if (ev->op == BW_OP_EXEC)
 		c->programs++;
 	else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG ||
-		 ev->op == BW_OP_SOCKET)
+		 ev->op == BW_OP_SOCKET || ev->op == BW_OP_RECEIVE_NET ||
+		 ev->op == BW_OP_RECEIVE_SOCKET)
 		c->network++;
 	else
 		c->files++;

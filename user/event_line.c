@@ -36,6 +36,10 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_SIGNAL] = "signal",
     [BW_OP_CONTROL] = "control",
     [BW_OP_BPF] = "bpf",
+    [BW_OP_RECEIVE] = "receive",
+    [BW_OP_RECEIVE_NET] = "receive",
+    [BW_OP_RECEIVE_SOCKET] = "receive",
+    [BW_OP_RECEIVE_BPF] = "receive",
 };
 
 /* bpf(2) commands by number (enum bpf_cmd, include/uapi/linux/bpf.h). */
@@ -142,11 +146,17 @@ static void put_socket(struct jw *w, const char *data, size_t len)
 	jw_str(w, "family",
 	       o.family == BW_FAM_PACKET ? "packet"
 	       : o.family == BW_FAM_IPV6 ? "ipv6"
-					 : "ipv4");
+	       : o.family == BW_FAM_IPV4 ? "ipv4"
+	       : o.family == BW_FAM_UNIX ? "unix"
+					 : "other");
+	if (o.family == BW_FAM_OTHER)
+		jw_u64(w, "address_family", o.addr[0]);
 	jw_str(w, "socket_type",
-	       o.proto == SOCK_RAW     ? "raw"
-	       : o.proto == SOCK_DGRAM ? "dgram"
-				       : "other");
+	       o.proto == SOCK_RAW	   ? "raw"
+	       : o.proto == SOCK_DGRAM	   ? "dgram"
+	       : o.proto == SOCK_STREAM	   ? "stream"
+	       : o.proto == SOCK_SEQPACKET ? "seqpacket"
+					   : "other");
 	jw_u64(w, "protocol", o.port);
 }
 
@@ -262,11 +272,12 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 	if (ev->flags & BW_EVF_UNIX) {
 		jw_str(w, "family", "unix");
 		jw_strn(w, "unix", data, ev->path_len);
-	} else if (ev->op == BW_OP_SOCKET) {
+	} else if (ev->op == BW_OP_SOCKET || ev->op == BW_OP_RECEIVE_SOCKET) {
 		put_socket(w, data, ev->path_len);
-	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
+	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG ||
+		   ev->op == BW_OP_RECEIVE_NET) {
 		put_net(w, data, ev->path_len);
-	} else if (ev->op >= BW_OP_PTRACE && ev->op <= BW_OP_BPF) {
+	} else if ((ev->op >= BW_OP_PTRACE && ev->op <= BW_OP_BPF) || ev->op == BW_OP_RECEIVE_BPF) {
 		put_guard(w, ev->op, data, ev->path_len);
 	} else {
 		jw_strn(w, "path", data, ev->path_len);

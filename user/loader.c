@@ -27,6 +27,7 @@
 #include "sock.skel.h"
 #include "file.skel.h"
 #include "guard.skel.h"
+#include "receive.skel.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 
@@ -144,6 +145,7 @@ static const struct bw_object {
     {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, BW_NEED_LSM},
     {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, BW_NEED_LSM},
     {"guard_bpf", "the self-protection hooks", guard_bpf__elf_bytes, BW_NEED_LSM},
+    {"receive_bpf", "the received-descriptor hook", receive_bpf__elf_bytes, BW_NEED_LSM},
 };
 
 /* Only the inode_setattr program that matches this kernel's hook is loaded. */

@@ -220,6 +220,23 @@ def test_limits_on_the_agent():
         s.close()
 
 
+def test_map_descriptor_from_outside():
+    """A pinned map's descriptor, opened outside and sent over a unix socket:
+    a map is read without bpf(2) too (mmap)."""
+    needs_lsm()
+    from test_descriptors import Broker, recv
+    b = Broker()
+    try:
+        r = run(allow_all(), recv(b, "bpfmap", PINS + "/bw_policies"))
+        e = refused(r, "CTRUNC", {"map": "bw_policies"}, "a map descriptor from outside",
+                    key="bpf")
+        check_eq((e["op"], e["rule"]), ("receive", "builtin:self-protection"), "its event")
+        check(outside("recv", b.path, "bpfmap", PINS + "/bw_policies").startswith("OK"),
+              "the descriptor arrives outside a sandbox")
+    finally:
+        b.close()
+
+
 def test_without_capabilities_the_policy_stays():
     """Outside every sandbox: a process without CAP_BPF and CAP_SYS_ADMIN
     that opens a pinned map cannot rewrite the policy. A non-root uid cannot
@@ -299,6 +316,7 @@ TESTS = [
     test_agent_cannot_be_traced,
     test_sigio_aimed_at_the_agent,
     test_limits_on_the_agent,
+    test_map_descriptor_from_outside,
     test_without_capabilities_the_policy_stays,
     test_a_dead_agent_protects_nothing,
     test_audit_and_learn_modes_let_it_through,

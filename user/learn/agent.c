@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,19 +40,29 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 				   by hand */
 		l.cat = BW_CAT_EXEC;
 		break;
+	case BW_OP_RECEIVE_SOCKET:
+		/* Only a raw or packet socket has a rule to allow it: `net raw`. */
+		if (ev->path_len < sizeof(o))
+			return;
+		memcpy(&o, path, sizeof(o));
+		if (o.proto != SOCK_RAW && o.family != BW_FAM_PACKET)
+			return;
+		/* fall through */
 	case BW_OP_CONNECT:
 	case BW_OP_BIND:
 	case BW_OP_SENDMSG:
 	case BW_OP_SOCKET:
+	case BW_OP_RECEIVE_NET: /* a socket received: allowed as a connect to its peer */
 		l.cat = BW_CAT_NET;
-		l.net_op = ev->op == BW_OP_BIND	    ? BW_NET_BIND
-			   : ev->op == BW_OP_SOCKET ? BW_NET_RAW
-						    : BW_NET_CONNECT;
+		l.net_op = ev->op == BW_OP_BIND ? BW_NET_BIND
+			   : ev->op == BW_OP_SOCKET || ev->op == BW_OP_RECEIVE_SOCKET
+			       ? BW_NET_RAW
+			       : BW_NET_CONNECT;
 		if (ev->flags & BW_EVF_UNIX) {
 			l.proto = BW_NET_UNIX;
 			snprintf(name, sizeof(name), "%.*s", (int)ev->path_len, path);
 			l.unix_name = name;
-		} else if (ev->op != BW_OP_SOCKET && ev->path_len >= sizeof(o)) {
+		} else if (l.net_op != BW_NET_RAW && ev->path_len >= sizeof(o)) {
 			memcpy(&o, path, sizeof(o));
 			l.proto = o.proto == IPPROTO_UDP ? BW_NET_UDP : BW_NET_TCP;
 			l.family = o.family;
