@@ -66,6 +66,24 @@ def pair(rules, allow):
     return forbid, control
 
 
+def refused_then_through(forbid, control, route, obj, what, last, key="path", first=None):
+    """The route refused under forbid (one deny event naming obj by key), the
+    secret not read; then through under control, its last line `last`. first:
+    (step, outcome) tried before the route under forbid, such as the object
+    refused by its real name."""
+    pre = steps(first[0]) + [";"] if first else [MOUNTOP]
+    r = run(forbid, pre + route[1:])
+    if first:
+        check_eq(outcome_lines(r)[0], first[1], what + ": by its real name")
+    refused(r, "EPERM", obj, what, key=key)
+    not_read(r)
+    did_not_run(r)
+    r = run(control, route)
+    got_through(r, what)
+    check_eq(outcome_lines(r)[-1], last, what + ": what the route got")
+    return r
+
+
 def secret_file(path):
     write(path, SECRET + "\n")
     os.chmod(path, 0o666)
@@ -195,13 +213,9 @@ def test_detached_tree_moved_into_place():
     os.makedirs(S + "/pub/mnt")
     route = steps(["unshare-m"], ["open-tree", S + "/secret"], ["move-tree", S + "/pub/mnt"],
                   ["read", S + "/pub/mnt/key"])
-    forbid, control = pair("allow file rw %s/pub/**\n" % S, ["mount"])
-    r = run(forbid, route)
-    refused(r, "EPERM", "open_tree", "open_tree clone", key="op")
-    not_read(r)
-    r = run(control, route)
-    got_through(r, "open_tree clone and move_mount")
-    check_eq(outcome_lines(r)[-1], "OK " + SECRET, "read through the moved clone")
+    refused_then_through(*pair("allow file rw %s/pub/**\n" % S, ["mount"]), route,
+                         "open_tree", "open_tree clone and move_mount", "OK " + SECRET,
+                         key="op")
 
 
 def test_new_mount_api_detached_overlay():
@@ -233,44 +247,42 @@ def umount(path):
     subprocess.run(["umount", "-l", path], capture_output=True)
 
 
-# One change of the mount topology each: (op in the event, its path or None, steps).
+# One change of the mount topology each, in an order in which each one works
+# once allowed: (the step, the op of its event, the path it names or None).
 def topology_cases():
-    m, b = S + "/m", S + "/b"
+    m, b, c = S + "/m", S + "/b", S + "/c"
     return [
-        ("mount", b, [["bind", m, b]]),
-        ("mount", m, [["remount-ro", m]]),
-        ("mount", m, [["private", m]]),
-        ("mount", b, [["move", m, b]]),
-        ("umount", m, [["umount", m]]),
-        ("move_mount", b, [["move-mount", m, b]]),
-        ("fsopen", None, [["fsopen", "tmpfs"]]),
-        ("fspick", None, [["fspick", m]]),
-        ("open_tree", None, [["open-tree", m]]),
-        ("mount_setattr", None, [["setattr-ro", m]]),
+        (["fsopen", "tmpfs"], "fsopen", None),
+        (["fspick", m], "fspick", None),
+        (["open-tree", m], "open_tree", None),
+        (["setattr-ro", m], "mount_setattr", None),
+        (["remount-ro", m], "mount", m),
+        (["private", m], "mount", m),
+        (["bind", m, b], "mount", b),
+        (["move-mount", b, c], "move_mount", c),
+        (["move", c, b], "mount", b),
+        (["umount", m], "umount", m),
     ]
 
 
 def test_every_change_of_mount_topology():
-    """mount(2) in each form (bind, remount, propagation, move), umount,
-    move_mount, and the new mount API's calls: each refused with its own
-    event, each going through once allowed."""
+    """mount(2) in each form (remount, propagation, bind, move), umount,
+    move_mount, and the new mount API's calls, each tried in one sandbox: each
+    refused with an event of its own; each going through once allowed."""
     forbid, control = pair("", ["mount"])
     os.makedirs(S + "/b")
+    os.makedirs(S + "/c")
     new_mount_point(S + "/m")
     try:
-        for op, path, s in topology_cases():
-            route = steps(["unshare-m"], *s)
-            r = run(forbid, route)
-            what = "%s (%s)" % (op, " ".join(s[0]))
-            if path:
-                e = refused(r, "EPERM", path, what)
-                check_eq(e["op"], op, what + ": op")
-            else:
-                e = refused(r, "EPERM", op, what, key="op")
-                check("path" not in e, what + ": no path: %r" % e)
-            check_eq(e["rule"], "default", what + ": refused without a rule")
-            r = run(control, route)
-            got_through(r, what)
+        cases = topology_cases()
+        r = run(forbid, steps(["unshare-m"], *[["?" + c[0][0]] + c[0][1:] for c in cases]))
+        check_eq(outcome_lines(r), ["OK"] + ["ERR EPERM"] * len(cases), "each one refused")
+        got = [(e["op"], e.get("path"), e["rule"]) for e in denials(r.events)]
+        check_eq(got, [(op, path, "default") for _, op, path in cases],
+                 "one deny event each, naming the mount point if the call has one")
+        r = run(control, steps(["unshare-m"], *[c[0] for c in cases]))
+        got_through(r, "every change of mount topology")
+        check_eq(outcome_lines(r), ["OK"] * (len(cases) + 1), "each one allowed")
     finally:
         umount(S + "/m")
 
@@ -333,18 +345,11 @@ def test_chroot_runs_own_copy_as_allowed_program():
     route = steps(["copy", BUSYBOX, S + "/jail/usr/bin/tool"], ["chroot", S + "/jail"],
                   ["chdir", "/"], EVIL)
     forbid, control = pair("allow file rw %s/jail/**\n" % S, ["chroot"])
-    r = run(forbid, route)
-    check_eq(outcome_lines(r)[0], "OK", "copied")
-    refused(r, "EPERM", S + "/jail", "chroot into a writable directory")
-    did_not_run(r)
-    os.unlink(S + "/jail/usr/bin/tool")
     r = run(forbid, steps(["copy", BUSYBOX, S + "/jail/usr/bin/tool"],
-                          ["exec", S + "/jail/usr/bin/tool", "busybox", "true"]))
+                          ["?exec", S + "/jail/usr/bin/tool", "busybox", "true"]))
     check_eq(outcome_lines(r), ["OK", "ERR EACCES"], "the copy does not run by its real name")
-    os.unlink(S + "/jail/usr/bin/tool")
-    r = run(control, route)
-    got_through(r, "chroot into a writable directory")
-    check_eq(outcome_lines(r)[-1], "OK evil ran", "the copy ran as /usr/bin/tool")
+    refused_then_through(forbid, control, route, S + "/jail", "chroot into a writable directory",
+                         "OK evil ran")
 
 
 def test_chroot_reaches_denied_tree_by_another_name():
@@ -352,14 +357,9 @@ def test_chroot_reaches_denied_tree_by_another_name():
     is /usr/share/..., which the profile lets every program read."""
     secret_file(S + "/jail/usr/share/doc/key")
     route = steps(["chroot", S + "/jail"], ["read", "/usr/share/doc/key"])
-    forbid, control = pair("", ["chroot"])
-    r = run(forbid, steps(["?read", S + "/jail/usr/share/doc/key"]) + [";"] + route[1:])
-    check_eq(outcome_lines(r)[0], "ERR EACCES", "denied by its real name")
-    refused(r, "EPERM", S + "/jail", "chroot to rename a denied tree")
-    not_read(r)
-    r = run(control, route)
-    got_through(r, "chroot to rename a denied tree")
-    check_eq(outcome_lines(r)[-1], "OK " + SECRET, "read as /usr/share/doc/key")
+    refused_then_through(*pair("", ["chroot"]), route, S + "/jail",
+                         "chroot to rename a denied tree", "OK " + SECRET,
+                         first=(["?read", S + "/jail/usr/share/doc/key"], "ERR EACCES"))
 
 
 class Listener:
@@ -392,14 +392,10 @@ def test_chroot_moves_a_unix_socket_under_its_rule():
     srv = Listener(S + "/jail/run/app.sock", (SECRET + "\n").encode())
     try:
         route = steps(["chroot", S + "/jail"], ["connect", "/run/app.sock"])
-        forbid, control = pair("allow net connect unix /run/app.sock\n", ["chroot"])
-        r = run(forbid, steps(["?connect", S + "/jail/run/app.sock"]) + [";"] + route[1:])
-        check_eq(outcome_lines(r)[0], "ERR EPERM", "the socket is denied by its real name")
-        refused(r, "EPERM", S + "/jail", "chroot to move a socket under a rule")
-        not_read(r)
-        r = run(control, route)
-        got_through(r, "chroot to move a socket under a rule")
-        check_eq(outcome_lines(r)[-1], "OK " + SECRET, "connected as /run/app.sock")
+        refused_then_through(*pair("allow net connect unix /run/app.sock\n", ["chroot"]),
+                             route, S + "/jail", "chroot to move a socket under a rule",
+                             "OK " + SECRET,
+                             first=(["?connect", S + "/jail/run/app.sock"], "ERR EPERM"))
     finally:
         srv.close()
 
@@ -414,14 +410,8 @@ def test_pivot_root_runs_own_copy_as_allowed_program():
         os.makedirs(root + "/old")
         route = steps(["unshare-m"], ["copy", BUSYBOX, root + "/usr/bin/tool"],
                       ["pivot", root, root + "/old"], ["chdir", "/"], EVIL)
-        forbid, control = pair("allow file rw %s/**\n" % root, ["mount"])
-        r = run(forbid, route)
-        refused(r, "EPERM", root, "pivot_root")
-        did_not_run(r)
-        os.unlink(root + "/usr/bin/tool")
-        r = run(control, route)
-        got_through(r, "pivot_root")
-        check_eq(outcome_lines(r)[-1], "OK evil ran", "the copy ran as /usr/bin/tool")
+        refused_then_through(*pair("allow file rw %s/**\n" % root, ["mount"]), route, root,
+                             "pivot_root", "OK evil ran")
     finally:
         umount(root)
 
@@ -443,14 +433,9 @@ def test_setns_into_another_mount_namespace():
             threading.Event().wait(0.05)
         check(os.path.exists(ready), "the other namespace is ready")
         route = steps(["setns", "/proc/%d/ns/mnt" % other.pid], ["read", S + "/pub/file"])
-        forbid, control = pair("allow file r %s/pub/**\nallow file r /proc/**\n" % S,
-                               ["chroot"])
-        r = run(forbid, route)
-        refused(r, "EPERM", "setns", "setns into another mount namespace", key="op")
-        not_read(r)
-        r = run(control, route)
-        got_through(r, "setns into another mount namespace")
-        check_eq(outcome_lines(r)[-1], "OK " + SECRET, "read in the other namespace")
+        refused_then_through(*pair("allow file r %s/pub/**\nallow file r /proc/**\n" % S,
+                                   ["chroot"]), route, "setns",
+                             "setns into another mount namespace", "OK " + SECRET, key="op")
     finally:
         other.kill()
         other.wait()

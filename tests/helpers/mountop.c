@@ -36,7 +36,7 @@
  *   read PATH                 OK and the file's first line
  *   read-at NAME              the same, relative to the tree descriptor
  *   write PATH TEXT           truncate and write TEXT
- *   copy SRC DST              a new file DST (mode 0755) with SRC's bytes
+ *   copy SRC DST              DST (made with mode 0755) with SRC's bytes
  *   connect PATH              a unix stream socket: OK and the peer's first line
  *   exec PATH ARG0 [ARG...]   run PATH (it prints its own line)
  */
@@ -126,7 +126,7 @@ static int copy(const char *src, const char *dst)
 
 	if (in < 0)
 		return -1;
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
 	if (out < 0)
 		goto out;
 	while ((n = read(in, buf, sizeof(buf))) > 0)
