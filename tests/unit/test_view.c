@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpfwarden.h"
@@ -238,6 +239,42 @@ START_TEST(learned)
 }
 END_TEST
 
+/* An included abstraction that denies one: the reviewer is told, no rule that cannot win. */
+START_TEST(learned_but_denied_by_an_abstraction)
+{
+	char lib[] = "/tmp/bw-view-lib-XXXXXX", dir[64], file[96];
+	const char *const abstractions[] = {"abstractions/nomount", NULL};
+	struct bw_learn_opts o = {.name = "runtime", .libdir = lib, .abstractions = abstractions};
+	struct bw_learn_set *s = bw_learn_new();
+	struct loaded l;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(lib));
+	snprintf(dir, sizeof(dir), "%s/abstractions", lib);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(file, sizeof(file), "%s/nomount", dir);
+	f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("deny mount\nallow file r /srv/**\n", f);
+	fclose(f);
+	add_file(s, R, "/srv/a", "x"); /* so that the abstraction is included */
+	add_view(s, BW_NS_MOUNT, "/usr/bin/mount");
+	add_view(s, BW_NS_CHROOT, "/usr/sbin/chroot");
+	l = gen_load(s, &o);
+	expect_line(l.text, "include \"abstractions/nomount\"");
+	expect_line(l.text, "# not allowed: abstractions/nomount:1 denies it, and deny wins on the "
+			    "same object: allow mount");
+	expect_no_line(l.text, "allow mount");
+	expect_line(l.text, "allow chroot");
+	ck_assert_uint_eq(l.c.policy.ns[BW_NS_MOUNT], BW_V_DENY);
+	loaded_free(&l);
+	bw_learn_free(s);
+	unlink(file);
+	rmdir(dir);
+	rmdir(lib);
+}
+END_TEST
+
 Suite *view_suite(void)
 {
 	Suite *s = suite_create("view rules");
@@ -250,6 +287,7 @@ Suite *view_suite(void)
 	tcase_add_test(tc, operations);
 	tcase_add_test(tc, checked);
 	tcase_add_test(tc, learned);
+	tcase_add_test(tc, learned_but_denied_by_an_abstraction);
 	suite_add_tcase(s, tc);
 	return s;
 }
