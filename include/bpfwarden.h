@@ -375,7 +375,10 @@ enum bw_op {
 	BW_OP_BIND,
 	BW_OP_SENDMSG,
 	BW_OP_SOCKET, /* creating a raw IP or a packet socket */
-	/* Changes of the view (BW_NS_*); the path is the mount point or new root, if any. */
+	/*
+	 * Changes of the view (BW_NS_*): first those whose event names the mount
+	 * point or the new root (up to BW_OP_CHROOT), then those without a path.
+	 */
 	BW_OP_MOUNT,	  /* mount(2): new, bind, move, remount, propagation */
 	BW_OP_UMOUNT,	  /* umount(2) */
 	BW_OP_MOVE_MOUNT, /* move_mount(2): the target */

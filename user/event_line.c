@@ -200,7 +200,8 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
 		put_net(w, data, ev->path_len);
 	} else if (bw_op_ns(ev->op) >= 0) {
-		/* A change of the view: the mount point or new root, for calls that name one. */
+		/* A change of the view: the mount point or new root, for the calls that name
+		 * one (enum bw_op lists them first, up to chroot). */
 		if (ev->op <= BW_OP_CHROOT)
 			jw_strn(w, "path", data, ev->path_len);
 	} else {
