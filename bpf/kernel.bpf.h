@@ -29,18 +29,38 @@
 #define ATTR_ATIME (1 << 4)
 #define ATTR_MTIME (1 << 5)
 
+/* include/uapi/linux/capability.h */
+#define CAP_SYS_CHROOT 18
+#define CAP_SYS_ADMIN  21
+
+/*
+ * The new mount API's calls have the same numbers on every architecture
+ * (and for 32-bit processes on x86-64): they came after the tables were
+ * unified (include/uapi/asm-generic/unistd.h).
+ */
+#define NR_open_tree	 428
+#define NR_fsopen	 430
+#define NR_fsmount	 432
+#define NR_fspick	 433
+#define NR_mount_setattr 442
+
 /*
  * The syscall a task is in, from its registers at entry; libbpf's
  * PT_REGS_PARMn_CORE_SYSCALL reads the arguments portably, but has nothing
  * for the number.
  */
 #if defined(__TARGET_ARCH_x86)
-#define NR_execve	    59
-#define NR_execveat	    322
-#define bw_syscall_nr(regs) BPF_CORE_READ(regs, orig_ax)
+#define NR_execve	59
+#define NR_execveat	322
+#define NR_setns	308
+#define NR_setns_compat 346 /* a 32-bit process; 346 is unused by 64-bit ones */
+/* x32 processes set bit 30 of the number (__X32_SYSCALL_BIT). */
+#define bw_syscall_nr(regs) (BPF_CORE_READ(regs, orig_ax) & ~0x40000000L)
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_execve	    221
 #define NR_execveat	    281
+#define NR_setns	    268
+#define NR_setns_compat	    375 /* arm32 */
 #define bw_syscall_nr(regs) BPF_CORE_READ(regs, syscallno)
 #else
 #error "bpfwarden: syscall numbers for this architecture are missing in bpf/kernel.bpf.h"

@@ -135,8 +135,27 @@ struct bw_policy {
 	__u8 npin_devs;
 	__u8 pad3[3];
 	__u32 pin_devs[4];
+	/*
+	 * `allow|deny mount|chroot|userns`, indexed by BW_NS_*: enum bw_verdict
+	 * (deny wins; NONE: no rule, refused like DENY but learnable) and the
+	 * deciding rule. Changes of the sandbox's view are refused unless allowed,
+	 * whatever the defaults say.
+	 */
+	__u16 ns_rule[3];
+	__u8 ns[3];
+	__u8 pad4[3];
 };
-_Static_assert(sizeof(struct bw_policy) == 48, "bw_policy size");
+_Static_assert(sizeof(struct bw_policy) == 60, "bw_policy size");
+
+/*
+ * What a process may change of how names resolve (bw_policy.ns): mount
+ * topology (mount, umount, move_mount, pivot_root, the new mount API), its
+ * root (chroot, entering another mount namespace) and new user namespaces.
+ */
+#define BW_NS_MOUNT  0
+#define BW_NS_CHROOT 1
+#define BW_NS_USERNS 2
+#define BW_NS_COUNT  3
 
 #define BW_PIN_DEVS_MANY 0xff
 
@@ -356,8 +375,34 @@ enum bw_op {
 	BW_OP_BIND,
 	BW_OP_SENDMSG,
 	BW_OP_SOCKET, /* creating a raw IP or a packet socket */
+	/*
+	 * Changes of the view (BW_NS_*): first those whose event names the mount
+	 * point or the new root (up to BW_OP_CHROOT), then those without a path.
+	 */
+	BW_OP_MOUNT,	  /* mount(2): new, bind, move, remount, propagation */
+	BW_OP_UMOUNT,	  /* umount(2) */
+	BW_OP_MOVE_MOUNT, /* move_mount(2): the target */
+	BW_OP_PIVOT_ROOT, /* pivot_root(2): the new root */
+	BW_OP_CHROOT,	  /* chroot(2): the new root */
+	BW_OP_USERNS,	  /* a new user namespace: no path */
+	BW_OP_FSOPEN,	  /* the new mount API, refused at its privilege check: no path */
+	BW_OP_FSPICK,
+	BW_OP_FSMOUNT,
+	BW_OP_OPEN_TREE, /* open_tree(2) with OPEN_TREE_CLONE */
+	BW_OP_MOUNT_SETATTR,
+	BW_OP_SETNS, /* setns(2) into another mount namespace: no path */
 	BW_OP_MAX,
 };
+
+/* What an operation changes of the view (BW_NS_*), or -1 for any other operation. */
+static inline int bw_op_ns(unsigned op)
+{
+	if (op == BW_OP_CHROOT || op == BW_OP_SETNS)
+		return BW_NS_CHROOT;
+	if (op == BW_OP_USERNS)
+		return BW_NS_USERNS;
+	return op >= BW_OP_MOUNT && op <= BW_OP_SETNS ? BW_NS_MOUNT : -1;
+}
 
 /* Event flags */
 #define BW_EVF_PATH_TOO_LONG 0x1  /* path did not fit the kernel buffer */

@@ -128,7 +128,7 @@ static int status(struct bw_opts *o)
 	    {CAP_SYS_ADMIN, "CAP_SYS_ADMIN", "mounting bpffs; stands in for the three above"},
 	};
 	const struct bw_support *s;
-	const char *why, *net_why;
+	const char *why, *net_why, *unrefused;
 	char detail[700];
 	unsigned todo;
 	size_t i;
@@ -158,6 +158,13 @@ static int status(struct bw_opts *o)
 	yesno("net rules (unix, packet sockets)", !why, why);
 	yesno("net raw (raw IP sockets)", !net_why,
 	      net_why ? net_why : "cgroup sock_create program");
+	/* What this kernel has no hook for goes unrefused: say so rather than pretend. */
+	unrefused = bw_view_unrefused();
+	if (unrefused)
+		snprintf(detail, sizeof(detail), "not refused on this kernel: %s", unrefused);
+	else
+		snprintf(detail, sizeof(detail), "unless the profile allows them");
+	yesno("mount, chroot, userns refused", !why && !unrefused, why ? why : detail);
 	show_governed();
 	return why ? 3 : 0;
 }

@@ -26,6 +26,7 @@
 #include "net.skel.h"
 #include "sock.skel.h"
 #include "file.skel.h"
+#include "ns.skel.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 
@@ -117,17 +118,43 @@ static bool all_pinned(struct bpf_object *obj)
 	return true;
 }
 
+/* The running kernel's BTF, read once (NULL without it: then nothing loads anyway). */
+static const struct btf *kernel_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf(); /* NULL on failure (libbpf 1.x) */
+	}
+	return btf;
+}
+
 /* Kernels from 6.3 pass an idmap first to inode_setattr. */
 static bool kernel_has_idmap(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool found;
+	const struct btf *btf = kernel_btf();
 
-	if (!btf)
-		return false;
-	found = btf__find_by_name_kind(btf, "mnt_idmap", BTF_KIND_STRUCT) > 0;
-	btf__free(btf);
-	return found;
+	return btf && btf__find_by_name_kind(btf, "mnt_idmap", BTF_KIND_STRUCT) > 0;
+}
+
+/* Each LSM hook a BPF program can attach to is a function bpf_lsm_HOOK in the BTF. */
+static bool kernel_has_hook(const char *hook)
+{
+	const struct btf *btf = kernel_btf();
+	char fn[128];
+
+	snprintf(fn, sizeof(fn), "bpf_lsm_%s", hook);
+	return !btf || btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) > 0;
+}
+
+/* Does this kernel have the hook a program is for? A program of another kind needs none. */
+static bool hook_exists(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	return strncmp(sec, "lsm/", 4) || kernel_has_hook(sec + 4);
 }
 
 /* Every BPF object the agent carries, in load order. */
@@ -142,6 +169,26 @@ static const struct bw_object {
     {"file_bpf", "the file hooks", file_bpf__elf_bytes, BW_NEED_LSM},
     {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, BW_NEED_LSM},
     {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, BW_NEED_LSM},
+    {"ns_bpf", "the mount, chroot and user namespace hooks", ns_bpf__elf_bytes, BW_NEED_LSM},
+};
+
+/*
+ * What each program of bpf/ns.bpf.c refuses, to say so when this kernel has
+ * no hook for it: the other objects' hooks exist on every kernel with BPF
+ * LSM, these not necessarily (path_chroot needs CONFIG_SECURITY_PATH,
+ * userns_create came in 6.1).
+ */
+static const struct {
+	const char *hook, *what;
+} view_hooks[] = {
+    {"sb_mount", "mount(2)"},
+    {"sb_umount", "umount"},
+    {"move_mount", "move_mount"},
+    {"sb_pivotroot", "pivot_root"},
+    {"path_chroot", "chroot"},
+    {"userns_create", "new user namespaces"},
+    {"capable", "fsopen, fspick, fsmount, open_tree clones, mount_setattr and setns into a mount "
+		"namespace"},
 };
 
 /* Only the inode_setattr program that matches this kernel's hook is loaded. */
@@ -158,20 +205,47 @@ static void pick_setattr(struct bpf_object *obj)
 	bpf_program__set_autoload(without, !idmap);
 }
 
-/* Open one object, its maps to be reused from the pins. */
+/*
+ * Open one object, its maps to be reused from the pins. A program whose hook
+ * this kernel lacks is not loaded (bw_view_unrefused says what goes unrefused).
+ */
 static struct bpf_object *open_object(const struct bw_object *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT,
 		    .object_name = o->name);
+	struct bpf_program *prog;
 	struct bpf_object *obj;
 	const void *elf;
 	size_t size;
 
 	elf = o->elf(&size);
 	obj = bpf_object__open_mem(elf, size, &opts);
-	if (obj)
-		pick_setattr(obj);
+	if (!obj)
+		return NULL;
+	pick_setattr(obj);
+	bpf_object__for_each_program(prog, obj)
+	{
+		if (!hook_exists(prog))
+			bpf_program__set_autoload(prog, false);
+	}
 	return obj;
+}
+
+const char *bw_view_unrefused(void)
+{
+	static char msg[1024];
+	size_t i, len = 0;
+	int n;
+
+	for (i = 0; i < sizeof(view_hooks) / sizeof(view_hooks[0]); i++) {
+		if (kernel_has_hook(view_hooks[i].hook))
+			continue;
+		n = snprintf(msg + len, sizeof(msg) - len, "%s%s (no %s hook)", len ? ", " : "",
+			     view_hooks[i].what, view_hooks[i].hook);
+		if (n > 0)
+			len = len + n < sizeof(msg) ? len + n : sizeof(msg) - 1;
+	}
+	return len ? msg : NULL;
 }
 
 /* Load and attach what of one object is not pinned yet. */

@@ -114,6 +114,13 @@ static const struct example {
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
     {"deny in learn mode", BW_EV_DENY, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 2, 555,
      .path = "/etc/shadow"},
+    /* mount --bind /etc /tmp/job/etc: the event names the mount point. */
+    {"view: a mount", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MOUNT, 0, 0, 0, 592, "mount",
+     "/usr/bin/mount", "/tmp/job/etc"},
+    {"view: a user namespace, which has no path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_USERNS, 0, 0,
+     0, 629, "unshare", "/usr/bin/unshare", ""},
+    {"view: chroot learned", BW_EV_LEARN, BW_MODE_LEARN, BW_OP_CHROOT, 0, 0, 0, 666,
+     .path = "/tmp/job/root"},
     {"lost: throttled", .agent_line = ex_lost_throttled},
     {"lost: ring buffer", .agent_line = ex_lost_ring},
     {"agent", .agent_line = ex_agent},
