@@ -10,6 +10,8 @@
 #define BW_KERNEL_BPF_H
 
 #define EPERM  1
+#define EAGAIN 11
+#define ENOMEM 12
 #define EACCES 13
 
 #define AF_UNIX	  1
@@ -28,6 +30,18 @@
 #define ATTR_SIZE  (1 << 3)
 #define ATTR_ATIME (1 << 4)
 #define ATTR_MTIME (1 << 5)
+
+/* include/linux/fs.h: inode_permission()'s mask; file types */
+#define MAY_WRITE 0x2
+#define S_IFMT	  00170000
+#define S_IFREG	  0100000
+
+#define CGROUP2_SUPER_MAGIC 0x63677270
+
+/* include/uapi/linux/fs.h: the ioctls that change inode flags (chattr) */
+#define FS_IOC_SETFLAGS	  0x40086602 /* _IOW('f', 2, long) */
+#define FS_IOC32_SETFLAGS 0x40046602 /* _IOW('f', 2, int): 32-bit processes */
+#define FS_IOC_FSSETXATTR 0x401c5820 /* _IOW('X', 32, struct fsxattr) */
 
 /*
  * The syscall a task is in, from its registers at entry; libbpf's
