@@ -408,18 +408,16 @@ enum bw_op {
 
 /*
  * Decisions that are bpfwarden's own, not a profile rule's, in an event's
- * rule field (a profile's rule ids stay below BW_MAX_RULES). The first is
- * refused like a deny rule of the profile (enforce and learn modes); the
- * limits are refused in every mode: a full map fails closed.
+ * rule field (a profile's rule ids stay below BW_MAX_RULES). They refuse in
+ * enforce mode only: in audit and learn modes what they would refuse is let
+ * through with an `audit` event (nothing is learned from them), except the
+ * host's limit on made cgroups, which refuses in every mode: the map must
+ * not fill up open.
  */
+#define BW_RULE_OWN	     0xfff0 /* from here on: bpfwarden's own */
 #define BW_RULE_LEAVE_CGROUP 0xffff /* a task moved out of the cgroups of its slot */
 #define BW_RULE_CGROUPS_SLOT 0xfffe /* limit: cgroups made by a slot's sandboxes */
 #define BW_RULE_CGROUPS_MADE 0xfffd /* limit: cgroups made below governed ones, host-wide */
-
-static inline int bw_rule_is_limit(__u32 rule)
-{
-	return rule == BW_RULE_CGROUPS_SLOT || rule == BW_RULE_CGROUPS_MADE;
-}
 
 /* Event flags */
 #define BW_EVF_PATH_TOO_LONG 0x1  /* path did not fit the kernel buffer */

@@ -168,6 +168,8 @@ static int status(struct bw_opts *o)
 	yesno("net rules (unix, packet sockets)", !why, why);
 	yesno("net raw (raw IP sockets)", !net_why,
 	      net_why ? net_why : "cgroup sock_create program");
+	yesno("no way out of the governed cgroups", !why,
+	      why ? why : "cgroup migrations and the limits on made cgroups");
 	show_governed();
 	return why ? 3 : 0;
 }

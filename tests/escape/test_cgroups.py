@@ -72,11 +72,12 @@ def remove_cgroups(*rels):
                 pass
 
 
-def sandbox(prof, cmd, pass_fds=()):
+def sandbox(prof, cmd, pass_fds=(), mode=None):
     """bpfwarden run under prof, descriptors pass_fds inherited by cmd."""
     fd, log = tempfile.mkstemp(prefix="bw-", suffix=".log", dir=S)
     os.close(fd)
-    proc = subprocess.run([BW, "run", "--profile", prof, "--log", log, "--"] + list(cmd),
+    proc = subprocess.run([BW, "run", "--profile", prof, "--log", log] +
+                          (["--mode", mode] if mode else []) + ["--"] + list(cmd),
                           capture_output=True, text=True, timeout=300, pass_fds=pass_fds)
     return Result(proc, log)
 
@@ -192,6 +193,28 @@ def test_leave_by_cgroup_threads():
         remove_cgroups("bwesc-dom")
 
 
+def test_audit_and_learn_modes_let_the_move_through():
+    """Audit and learn modes block nothing the profile does not deny: the move out is let
+    through, and nothing is learned from it. Each check enforce mode would have refused
+    is audited: the open of the destination's cgroup.procs, then (the open let through)
+    the kernel's check of the common ancestor at the write."""
+    sib = make_cgroup("bwesc-sib")
+    try:
+        for mode in ("audit", "learn"):
+            what = "write own PID to /bwesc-sib/cgroup.procs in %s mode" % mode
+            r = sandbox(profile(ALLOW_ALL), [CGOP, "procs", sib], mode=mode)
+            got = [l for l in r.stdout.splitlines() if l.startswith(("OK", "ERR"))]
+            check_eq(got, ["OK"], what)
+            check_eq(where(r), "/bwesc-sib", what + ": where it went")
+            check_eq([(e["type"], e["mode"], e["op"], e["path"], e["rule"])
+                      for e in r.events if e["type"] != "agent"],
+                     [("audit", mode, "cgroup_migrate", "/bwesc-sib", "builtin:cgroup-subtree"),
+                      ("audit", mode, "cgroup_migrate", "/", "builtin:cgroup-subtree")],
+                     what + ": its events")
+    finally:
+        remove_cgroups("bwesc-sib")
+
+
 def test_moves_inside_the_governed_subtree():
     """What a runtime inside the sandbox does: make cgroups below its own and move itself
     and children between them, by cgroup.procs and by clone3. All of it stays allowed."""
@@ -279,16 +302,19 @@ def test_made_cgroups_stop_at_the_host_limit():
         check("made %d" % host_max in fill.stdout and "ERR ENOMEM" in fill.stdout,
               "an ungoverned process fills the made part: %r %s" % (fill.stdout, fill.stderr))
         check_eq(status_made()[0], host_max, "status: the made part is full")
+        # In audit mode, which refuses nothing else: its read is audited, not refused.
         b = sandbox(profile("default allow\ndeny file r %s/secret\n" % S, name="b"),
                     ["sh", "-c", 'd=$(sed -n "s/^0:://p" /proc/self/cgroup); "$1" read "$2"; '
                      'echo "in $d"; exec "$3" mkdirs "$0$d" 1', cgroup_root(), FSOP,
-                     S + "/secret", CGOP])
+                     S + "/secret", CGOP], mode="audit")
         rel = re.search(r"^in (\S+)$", b.stdout, re.M)
         check(rel, "sandbox B did not say its cgroup: %r %s" % (b.stdout, b.stderr))
-        check("ERR EACCES" in b.stdout.splitlines()[0], "sandbox B is governed: " + b.stdout)
+        check([(x["op"], x["path"]) for x in b.events if x["type"] == "audit"] ==
+              [("open", S + "/secret")], "sandbox B is governed: %r" % b.events)
         e = [x for x in denials(b.events) if x["op"] == "cgroup_mkdir"]
         check(b.stdout.splitlines()[-2] == "ERR EAGAIN" and len(e) == 1 and
-              e[0]["path"] == rel.group(1) + "/c0" and e[0]["rule"] == "limit:cgroups-made",
+              e[0]["path"] == rel.group(1) + "/c0" and e[0]["rule"] == "limit:cgroups-made" and
+              e[0]["mode"] == "audit",
               "sandbox B's mkdir against the full host: %r, events %r" % (b.stdout, e))
         agent.send_signal(signal.SIGTERM)
         agent.wait(timeout=60)
@@ -331,6 +357,7 @@ TESTS = [
     test_leave_by_clone_into_cgroup,
     test_leave_through_a_descriptor_opened_outside,
     test_leave_by_cgroup_threads,
+    test_audit_and_learn_modes_let_the_move_through,
     test_moves_inside_the_governed_subtree,
     test_made_cgroups_stop_at_the_profile_limit,
     test_made_cgroups_stop_at_the_host_limit,

@@ -65,7 +65,7 @@ static int set_acl(int fd)
 	enum { USER_OBJ = 1, USER = 2, GROUP_OBJ = 4, MASK = 0x10, OTHER = 0x20 };
 	const uint32_t none = UINT32_MAX;
 	const struct acl_entry e[] = {
-	    {USER_OBJ, 6, none}, {USER, 7, 1000}, {GROUP_OBJ, 4, none},
+	    {USER_OBJ, 6, none}, {USER, 7, 1000},  {GROUP_OBJ, 4, none},
 	    {MASK, 7, none},	 {OTHER, 4, none},
 	};
 	char buf[4 + sizeof(e)];
@@ -90,8 +90,8 @@ static int set_immutable(int fd, const char *how, int fsx)
 	if (fsx) {
 		if (ioctl(fd, FS_IOC_FSGETXATTR, &fa))
 			return -1;
-		fa.fsx_xflags = on ? fa.fsx_xflags | FS_XFLAG_IMMUTABLE
-				   : fa.fsx_xflags & ~FS_XFLAG_IMMUTABLE;
+		fa.fsx_xflags =
+		    on ? fa.fsx_xflags | FS_XFLAG_IMMUTABLE : fa.fsx_xflags & ~FS_XFLAG_IMMUTABLE;
 		return ioctl(fd, FS_IOC_FSSETXATTR, &fa);
 	}
 	if (ioctl(fd, FS_IOC_GETFLAGS, &flags))
