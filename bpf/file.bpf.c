@@ -248,13 +248,21 @@ int BPF_PROG(bw_remove_acl, void *idmap, struct dentry *dentry, const char *acl_
 }
 
 /*
- * Inode flags (chattr: immutable, append-only...) change through an ioctl
- * on any descriptor of the file, read-only ones too. Here the file names
- * its mount: decided like a write through a path hook (trie and pins).
+ * Inode flags (chattr: immutable, append-only...) and a few other inode
+ * attributes change through an ioctl on any descriptor of the file,
+ * read-only ones too. Here the file names its mount: decided like a write
+ * through a path hook (trie and pins).
  */
+static __always_inline bool bw_attr_ioctl(unsigned int cmd)
+{
+	return cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR ||
+	       cmd == FS_IOC_SETVERSION || cmd == FS_IOC32_SETVERSION ||
+	       cmd == FS_IOC_ENABLE_VERITY || cmd == FS_IOC_SET_ENCRYPTION_POLICY;
+}
+
 static __always_inline int bw_flags_ioctl(struct file *file, unsigned int cmd)
 {
-	if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC32_SETFLAGS && cmd != FS_IOC_FSSETXATTR)
+	if (!bw_attr_ioctl(cmd))
 		return 0;
 	return bw_file_check(file->f_path.mnt, file->f_path.dentry, BW_OP_SETFLAGS, BW_ACC_W);
 }
