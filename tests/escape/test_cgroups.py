@@ -18,6 +18,7 @@ Every hostile program is tests/helpers/cgop.c: one line per step ("OK" or
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -283,11 +284,24 @@ def test_made_cgroups_stop_at_the_profile_limit():
         remove_cgroups("bwesc-plain")
 
 
+HOST_LIMIT = 2048
+
+
+def set_limits(per_slot, made):
+    """bw_cg_limits (0: the defaults), as an operator would lower them."""
+    value = struct.pack("<II", per_slot, made)
+    r = subprocess.run(["bpftool", "map", "update", "pinned", "/sys/fs/bpf/bpfwarden/bw_cg_limits",
+                        "key", "hex", "00", "00", "00", "00", "value", "hex"] +
+                       ["%02x" % b for b in value], capture_output=True, text=True)
+    check_eq(r.returncode, 0, "bpftool map update bw_cg_limits: " + r.stderr)
+
+
 def test_made_cgroups_stop_at_the_host_limit():
-    """Cgroups made below governed ones fill their part of the map (8192 on the host):
-    the next mkdir is refused, by anyone (an ungoverned process: ENOMEM at the kernel's
-    check; a governed one: EAGAIN), with an event, and a new sandbox is still governed:
-    the agents' part of the map is not theirs to take."""
+    """Cgroups made below governed ones fill their part of the map (8192 on the host,
+    lowered here to 2048 in bw_cg_limits, to save time): the next mkdir is refused, by
+    anyone (an ungoverned process: ENOMEM at the kernel's check; a governed one: EAGAIN,
+    in audit mode too), with an event, and a new sandbox is still governed: the agents'
+    part of the map is not theirs to take."""
     write(S + "/secret", "s\n")
     host = make_cgroup("bwesc-host")
     log = S + "/host.log"
@@ -295,8 +309,10 @@ def test_made_cgroups_stop_at_the_host_limit():
                               profile(ALLOW_ALL, name="host"), "--log", log])
     try:
         wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="attach")
-        n0, host_max, _ = status_made()
-        check_eq((n0, host_max), (0, 8192), "made cgroups and the host's limit before")
+        check_eq(status_made()[:2], (0, 8192), "made cgroups and the host's limit before")
+        set_limits(0, HOST_LIMIT)
+        n0, host_max, per_slot = status_made()
+        check_eq((n0, host_max, per_slot), (0, HOST_LIMIT, 1024), "the limits lowered")
         fill = subprocess.run([CGOP, "mkdirs", host, str(host_max + 1)], capture_output=True,
                               text=True, timeout=600)
         check("made %d" % host_max in fill.stdout and "ERR ENOMEM" in fill.stdout,
@@ -323,11 +339,12 @@ def test_made_cgroups_stop_at_the_host_limit():
               e[0]["rule"] == "limit:cgroups-made" and e[0]["cgroup"]["path"] == "/bwesc-host",
               "the refusal of the ungoverned process's mkdir, told to the parent's slot: %r" % e)
     finally:
+        set_limits(0, 0)
         if agent.poll() is None:
             agent.kill()
-        subprocess.run([CGOP, "rmdirs", host, "8193"], capture_output=True)
+        subprocess.run([CGOP, "rmdirs", host, str(HOST_LIMIT + 1)], capture_output=True)
         remove_cgroups("bwesc-host")
-    check_eq(status_made()[0], 0, "made cgroups counted after removal")
+    check_eq(status_made()[:2], (0, 8192), "made cgroups after removal, and the limit restored")
 
 
 def test_racing_mkdirs_never_pass_the_limit():
