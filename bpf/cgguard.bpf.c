@@ -273,6 +273,9 @@ int BPF_PROG(bw_cg_kn_init, struct kernfs_node *kn_dir, struct kernfs_node *kn, 
 	rule = bw_cg_over_limit(cg);
 	if (!rule)
 		return 0;
+	/* Audited at path_mkdir already, where it refuses nothing. */
+	if (cg && rule == BW_RULE_CGROUPS_SLOT && cg->mode != BW_MODE_ENFORCE)
+		return 0;
 	if (!cg) {
 		cg = parent;
 		cgid = pid;
