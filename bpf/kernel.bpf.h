@@ -10,6 +10,8 @@
 #define BW_KERNEL_BPF_H
 
 #define EPERM  1
+#define EAGAIN 11
+#define ENOMEM 12
 #define EACCES 13
 
 #define AF_UNIX	  1
@@ -43,6 +45,21 @@
 #define NR_fsmount	 432
 #define NR_fspick	 433
 #define NR_mount_setattr 442
+/* include/linux/fs.h: inode_permission()'s mask; file types */
+#define MAY_WRITE 0x2
+#define S_IFMT	  00170000
+#define S_IFREG	  0100000
+
+#define CGROUP2_SUPER_MAGIC 0x63677270
+
+/* include/uapi/linux/fs.h: ioctls that change an inode's flags (chattr) and attributes */
+#define FS_IOC_SETFLAGS		     0x40086602 /* _IOW('f', 2, long) */
+#define FS_IOC32_SETFLAGS	     0x40046602 /* _IOW('f', 2, int): 32-bit processes */
+#define FS_IOC_FSSETXATTR	     0x401c5820 /* _IOW('X', 32, struct fsxattr) */
+#define FS_IOC_SETVERSION	     0x40087602 /* _IOW('v', 2, long): the inode generation */
+#define FS_IOC32_SETVERSION	     0x40047602
+#define FS_IOC_ENABLE_VERITY	     0x40806685 /* fsverity.h: the file becomes read-only */
+#define FS_IOC_SET_ENCRYPTION_POLICY 0x800c6613 /* fscrypt.h: of an empty directory */
 
 /*
  * The syscall a task is in, from its registers at entry; libbpf's

@@ -398,11 +398,12 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			qsort(own.r, own.n, sizeof(own.r[0]), range_cmp);
 			for (k = 0; k < own.n; k++) {
 				if (e->val.n == BW_NET_RANGES) {
-					snprintf(err, errlen,
-						 "%s: error: more than %d port ranges apply to one "
-						 "address prefix (with those of the prefixes around "
-						 "it; a kernel limit, BW_NET_RANGES)",
-						 p->path ? p->path : "(profile)", BW_NET_RANGES);
+					snprintf(
+					    err, errlen,
+					    "%s: error: more than %d port ranges apply to one "
+					    "address prefix (with those of the prefixes around "
+					    "it; a kernel limit, BW_NET_RANGES)",
+					    p->path ? p->path : "(profile)", BW_NET_RANGES);
 					ret = -E2BIG;
 					break;
 				}

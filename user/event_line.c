@@ -44,6 +44,12 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_OPEN_TREE] = "open_tree",
     [BW_OP_MOUNT_SETATTR] = "mount_setattr",
     [BW_OP_SETNS] = "setns",
+    [BW_OP_CGROUP_MIGRATE] = "cgroup_migrate",
+    [BW_OP_CGROUP_MKDIR] = "cgroup_mkdir",
+    [BW_OP_SETXATTR] = "setxattr",
+    [BW_OP_REMOVEXATTR] = "removexattr",
+    [BW_OP_SETACL] = "setacl",
+    [BW_OP_SETFLAGS] = "setflags",
 };
 
 const char *bw_op_name(unsigned op)
@@ -153,7 +159,13 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 {
 	char buf[PATH_MAX + 16];
 
-	if (rule && p && rule <= p->nrules)
+	if (rule == BW_RULE_LEAVE_CGROUP)
+		snprintf(buf, sizeof(buf), "builtin:cgroup-subtree");
+	else if (rule == BW_RULE_CGROUPS_SLOT)
+		snprintf(buf, sizeof(buf), "limit:cgroups-per-profile");
+	else if (rule == BW_RULE_CGROUPS_MADE)
+		snprintf(buf, sizeof(buf), "limit:cgroups-made");
+	else if (rule && p && rule <= p->nrules)
 		bw_origin_format(&p->rules[rule - 1].origin, buf, sizeof(buf));
 	else if (rule)
 		snprintf(buf, sizeof(buf), "#%u", rule);

@@ -27,6 +27,7 @@
 #include "sock.skel.h"
 #include "file.skel.h"
 #include "ns.skel.h"
+#include "cgguard.skel.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 
@@ -126,7 +127,9 @@ static const struct btf *kernel_btf(void)
 
 	if (!tried) {
 		tried = true;
-		btf = btf__load_vmlinux_btf(); /* NULL on failure (libbpf 1.x) */
+		btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			btf = NULL;
 	}
 	return btf;
 }
@@ -149,14 +152,6 @@ static bool kernel_has_hook(const char *hook)
 	return !btf || btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) > 0;
 }
 
-/* Does this kernel have the hook a program is for? A program of another kind needs none. */
-static bool hook_exists(const struct bpf_program *prog)
-{
-	const char *sec = bpf_program__section_name(prog);
-
-	return strncmp(sec, "lsm/", 4) || kernel_has_hook(sec + 4);
-}
-
 /* Every BPF object the agent carries, in load order. */
 static const struct bw_object {
 	const char *name;
@@ -170,6 +165,7 @@ static const struct bw_object {
     {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, BW_NEED_LSM},
     {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, BW_NEED_LSM},
     {"ns_bpf", "the mount, chroot and user namespace hooks", ns_bpf__elf_bytes, BW_NEED_LSM},
+    {"cgguard_bpf", "the cgroup migration and limit hooks", cgguard_bpf__elf_bytes, BW_NEED_LSM},
 };
 
 /*
@@ -190,6 +186,33 @@ static const struct {
     {"capable", "fsopen, fspick, fsmount, open_tree clones, mount_setattr and setns into a mount "
 		"namespace"},
 };
+
+/*
+ * Does this kernel have the LSM hook prog is for (a function bpf_lsm_HOOK
+ * in its BTF)? Some came later than the oldest kernel we support
+ * (inode_set_acl in 6.2, file_ioctl_compat in 6.8); where they are missing,
+ * what they would see goes through a hook that is there (an ACL through
+ * inode_setxattr), or does not exist (no 32-bit ioctl hook: 32-bit ioctls
+ * went through file_ioctl).
+ */
+static bool hook_exists(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	/* Without BTF nothing loads: the load says why. */
+	return strncmp(sec, "lsm/", 4) || kernel_has_hook(sec + 4);
+}
+
+static void skip_missing_hooks(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+	{
+		if (bpf_program__autoload(prog) && !hook_exists(prog))
+			bpf_program__set_autoload(prog, false);
+	}
+}
 
 /* Only the inode_setattr program that matches this kernel's hook is loaded. */
 static void pick_setattr(struct bpf_object *obj)
@@ -213,20 +236,15 @@ static struct bpf_object *open_object(const struct bw_object *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT,
 		    .object_name = o->name);
-	struct bpf_program *prog;
 	struct bpf_object *obj;
 	const void *elf;
 	size_t size;
 
 	elf = o->elf(&size);
 	obj = bpf_object__open_mem(elf, size, &opts);
-	if (!obj)
-		return NULL;
-	pick_setattr(obj);
-	bpf_object__for_each_program(prog, obj)
-	{
-		if (!hook_exists(prog))
-			bpf_program__set_autoload(prog, false);
+	if (obj) {
+		pick_setattr(obj);
+		skip_missing_hooks(obj);
 	}
 	return obj;
 }
@@ -337,6 +355,7 @@ int bw_open_pinned(struct bw_maps *m)
 	    {&m->exec_rules, "bw_exec_rules"}, {&m->net_rules, "bw_net_rules"},
 	    {&m->unix_rules, "bw_unix_rules"}, {&m->rbufs, "bw_rbufs"},
 	    {&m->counters, "bw_counters"},     {&m->pinbits, "bw_pinbits"},
+	    {&m->cg_count, "bw_cg_count"},     {&m->cg_limits, "bw_cg_limits"},
 	};
 	size_t i;
 
@@ -495,8 +514,9 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups,    &m->policies, &m->file_rules, &m->exec_rules, &m->net_rules,
-		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits};
+	int *fds[] = {&m->cgroups,   &m->policies,   &m->file_rules, &m->exec_rules,
+		      &m->net_rules, &m->unix_rules, &m->inodes,     &m->rbufs,
+		      &m->counters,  &m->pinbits,    &m->cg_count,   &m->cg_limits};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
