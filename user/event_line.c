@@ -32,6 +32,24 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_BIND] = "bind",
     [BW_OP_SENDMSG] = "sendmsg",
     [BW_OP_SOCKET] = "socket",
+    [BW_OP_MOUNT] = "mount",
+    [BW_OP_UMOUNT] = "umount",
+    [BW_OP_MOVE_MOUNT] = "move_mount",
+    [BW_OP_PIVOT_ROOT] = "pivot_root",
+    [BW_OP_CHROOT] = "chroot",
+    [BW_OP_USERNS] = "userns",
+    [BW_OP_FSOPEN] = "fsopen",
+    [BW_OP_FSPICK] = "fspick",
+    [BW_OP_FSMOUNT] = "fsmount",
+    [BW_OP_OPEN_TREE] = "open_tree",
+    [BW_OP_MOUNT_SETATTR] = "mount_setattr",
+    [BW_OP_SETNS] = "setns",
+    [BW_OP_CGROUP_MIGRATE] = "cgroup_migrate",
+    [BW_OP_CGROUP_MKDIR] = "cgroup_mkdir",
+    [BW_OP_SETXATTR] = "setxattr",
+    [BW_OP_REMOVEXATTR] = "removexattr",
+    [BW_OP_SETACL] = "setacl",
+    [BW_OP_SETFLAGS] = "setflags",
     [BW_OP_PTRACE] = "ptrace",
     [BW_OP_SIGNAL] = "signal",
     [BW_OP_CONTROL] = "control",
@@ -230,6 +248,12 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 		snprintf(buf, sizeof(buf), "builtin:self-protection");
 	else if (rule == BW_RULE_PROCESSES)
 		snprintf(buf, sizeof(buf), "builtin:process-boundary");
+	else if (rule == BW_RULE_LEAVE_CGROUP)
+		snprintf(buf, sizeof(buf), "builtin:cgroup-subtree");
+	else if (rule == BW_RULE_CGROUPS_SLOT)
+		snprintf(buf, sizeof(buf), "limit:cgroups-per-profile");
+	else if (rule == BW_RULE_CGROUPS_MADE)
+		snprintf(buf, sizeof(buf), "limit:cgroups-made");
 	else if (rule && p && rule <= p->nrules)
 		bw_origin_format(&p->rules[rule - 1].origin, buf, sizeof(buf));
 	else if (rule)
@@ -279,6 +303,11 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		put_net(w, data, ev->path_len);
 	} else if ((ev->op >= BW_OP_PTRACE && ev->op <= BW_OP_BPF) || ev->op == BW_OP_RECEIVE_BPF) {
 		put_guard(w, ev->op, data, ev->path_len);
+	} else if (bw_op_ns(ev->op) >= 0) {
+		/* A change of the view: the mount point or new root, for the calls that name
+		 * one (enum bw_op lists them first, up to chroot). */
+		if (ev->op <= BW_OP_CHROOT)
+			jw_strn(w, "path", data, ev->path_len);
 	} else {
 		jw_strn(w, "path", data, ev->path_len);
 		jw_str(w, "access", access);
