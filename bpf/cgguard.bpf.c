@@ -63,16 +63,6 @@ static __always_inline struct kernfs_node *bw_kn_parent(struct kernfs_node *kn)
 	return BPF_CORE_READ(n, __parent);
 }
 
-static __always_inline bool bw_name_is(const char *got, const char *want, int len)
-{
-	int i;
-
-	for (i = 0; i < len; i++)
-		if (got[i] != want[i])
-			return false;
-	return true;
-}
-
 /* A cgroup.procs or cgroup.threads file: the kernel's names, which no cgroup can take. */
 static __always_inline bool bw_kn_moves_tasks(struct kernfs_node *kn)
 {
@@ -80,8 +70,8 @@ static __always_inline bool bw_kn_moves_tasks(struct kernfs_node *kn)
 
 	if (bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(kn, name)) < 0)
 		return false;
-	return bw_name_is(name, "cgroup.procs", sizeof("cgroup.procs")) ||
-	       bw_name_is(name, "cgroup.threads", sizeof("cgroup.threads"));
+	return bw_bytes_eq(name, "cgroup.procs", sizeof("cgroup.procs")) ||
+	       bw_bytes_eq(name, "cgroup.threads", sizeof("cgroup.threads"));
 }
 
 struct bw_kn_walk {

@@ -2,7 +2,7 @@
 /*
  * The agent's own processes, which governed processes may not signal,
  * trace or otherwise reach (bpf/guard.bpf.c): each agent (run, attach,
- * learn, audit, the daemon) records itself while it runs.
+ * learn, audit; a node daemon too) records itself while it runs.
  */
 #ifndef BW_GUARD_H
 #define BW_GUARD_H

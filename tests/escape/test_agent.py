@@ -14,27 +14,16 @@ import signal
 import subprocess
 import sys
 
-from escape import (BW, SCRATCH, check, check_eq, cgroup_root, denials, lsm_active, main,
-                    outcome_lines, profile, read, refused, run, skip, wait_for, write)
+from escape import (BW, SCRATCH, check, check_eq, cgroup_root, denials, main, outcome_lines,
+                    profile, read, refused, run, skip, wait_for, write)
+from guards import HERE, driver, needs_lsm
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "guard_driver.py")
-PY = "/usr/bin/python3"
 PINS = "/sys/fs/bpf/bpfwarden"
 S = SCRATCH
 
 
-def needs_lsm():
-    if not lsm_active():
-        skip("BPF LSM is not active on this kernel")
-
-
 def allow_all():
     return profile("default allow\n", name="allow-all")
-
-
-def driver(route, *args):
-    return [PY, DRIVER, route] + [str(a) for a in args]
 
 
 def outside(route, *args):

@@ -16,18 +16,11 @@ import socket
 import sys
 import threading
 
-from escape import (RUNTIME_RULES, SCRATCH, check, check_eq, got_through, lsm_active, main,
-                    profile, refused, run, skip, write)
+from escape import (RUNTIME_RULES, SCRATCH, check, check_eq, got_through, main, profile,
+                    refused, run, write)
+from guards import DRIVER, HERE, PY, needs_lsm
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "guard_driver.py")
-PY = "/usr/bin/python3"
 S = SCRATCH
-
-
-def needs_lsm():
-    if not lsm_active():
-        skip("BPF LSM is not active on this kernel")
 
 
 class Broker:

@@ -19,19 +19,11 @@ import subprocess
 import sys
 import threading
 
-from escape import (BW, SCRATCH, check, check_eq, cgroup_root, denials, got_through, lsm_active,
-                    main, outcome_lines, profile, read, run, skip, wait_for, write)
+from escape import (BW, SCRATCH, check, check_eq, cgroup_root, denials, got_through, main,
+                    outcome_lines, profile, read, run, wait_for, write)
+from guards import DRIVER, HOLDER, PY, driver, needs_lsm
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "guard_driver.py")
-HOLDER = os.path.join(HERE, "holder.py")
-PY = "/usr/bin/python3"
 S = SCRATCH
-
-
-def needs_lsm():
-    if not lsm_active():
-        skip("BPF LSM is not active on this kernel")
 
 
 class Holder:
@@ -68,10 +60,6 @@ def route_args(route, h):
     return {"ptrace": [h.pid, h.addr, h.len], "vmread": [h.pid, h.addr, h.len],
             "mem": [h.pid, h.addr, h.len], "environ": [h.pid], "getfd": [h.pid, h.fd],
             "fdlink": [h.pid, h.fd], "root": [h.pid, "/etc/hostname"], "cwd": [h.pid]}[route]
-
-
-def driver(route, *args):
-    return [PY, DRIVER, route] + [str(a) for a in args]
 
 
 def refused_target(r, errno_name, pid, op, what, mode="enforce", etype="deny"):
