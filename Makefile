@@ -184,11 +184,22 @@ demo: all
 
 # The agent finds its profile library at $(PREFIX)/share/bpfwarden/profiles
 # from $(PREFIX)/sbin (user/libdir.c).
-install: agent
+# `bpfwarden selftest` finds its corpus there (user/cmd_selftest.c): the
+# route tests, their Python harness and the helper programs they run.
+SELFTEST_DIR = $(PREFIX)/share/bpfwarden/selftest
+SELFTEST_FILES = $(wildcard tests/escape/*.py tools/vm/modload.sh) \
+	$(filter-out tests/integration/test_%.py,$(wildcard tests/integration/*.py))
+install: agent helpers
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/sbin/bpfwarden
 	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
 		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
+	$(call msg,INSTALL,$(DESTDIR)$(SELFTEST_DIR) (the escape corpus of bpfwarden selftest))
+	$(Q)for f in $(SELFTEST_FILES); do \
+		install -D -m $$(test -x $$f && echo 755 || echo 644) $$f \
+			$(DESTDIR)$(SELFTEST_DIR)/$$f || exit 1; done
+	$(Q)for f in $(HELPERS); do \
+		install -D -m 755 $$f $(DESTDIR)$(SELFTEST_DIR)/build/tests/$${f##*/} || exit 1; done
 
 format:
 	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)
