@@ -104,8 +104,14 @@ static __always_inline struct bw_outcome bw_deny_outcome(__u64 cgid, const struc
 		k.op = op;
 		k.access = access;
 		k.gen = pol->learn_gen;
-		/* NOEXIST fails once the access was seen: nothing more to say. */
-		if (bpf_map_update_elem(&bw_learned, &k, &one, BPF_NOEXIST))
+		/*
+		 * Seen already: nothing more to say. A repeat costs a lookup, not
+		 * an update: an LRU map's update takes a free node (evicting one
+		 * when full) before it finds the key, even with NOEXIST. Two CPUs
+		 * that both miss race in the update, which lets one through.
+		 */
+		if (bpf_map_lookup_elem(&bw_learned, &k) ||
+		    bpf_map_update_elem(&bw_learned, &k, &one, BPF_NOEXIST))
 			return o;
 		if (c)
 			__sync_fetch_and_add(&c->learned, 1);
