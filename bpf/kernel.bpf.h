@@ -11,6 +11,7 @@
 
 #define EPERM  1
 #define EACCES 13
+#define EEXIST 17
 
 #define AF_UNIX	  1
 #define AF_INET	  2
@@ -20,6 +21,9 @@
 #define FMODE_READ  0x1
 #define FMODE_WRITE 0x2
 #define O_TRUNC	    01000
+
+/* struct dentry.d_flags: a dentry that exportfs could not connect to its parent */
+#define DCACHE_DISCONNECTED 0x20
 
 /* struct iattr.ia_valid */
 #define ATTR_MODE  (1 << 0)

@@ -62,10 +62,9 @@ apt_q=-q
 # The package has no modules.dep (depmod makes it when installing): each
 # module's dependencies come from its own modinfo "depends" field.
 fetch_one() {
-	local k=$1 pkg ver release tmp deb m f rel dep
-	local -a order=() todo
+	local k=$1 pkg ver tmp deb m
+	local -a order=()
 	read -r pkg ver <"$CACHE/$k/package"
-	release=$(cat "$CACHE/$k/release")
 	tmp=$(mktemp -d "$CACHE/.new-fsmods-$k.XXXXXX")
 	chmod 755 "$tmp"
 	# shellcheck disable=SC2064 # expand now: the trap must remove this dir
