@@ -22,6 +22,12 @@
 #define FMODE_WRITE 0x2
 #define O_TRUNC	    01000
 
+/* file.f_flags of a file opened by exec (FMODE_EXEC's value) */
+#define __FMODE_EXEC 0x20
+
+/* mount.mnt_ns of a file system's internal mount (kern_mount, clone_private_mount) */
+#define MNT_NS_INTERNAL ((void *)-22)
+
 /* struct dentry.d_flags: a dentry that exportfs could not connect to its parent */
 #define DCACHE_DISCONNECTED 0x20
 

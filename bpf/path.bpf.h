@@ -27,6 +27,7 @@
 #define BW_PATH_BPF_H
 
 #include "bpfwarden.h"
+#include "kernel.bpf.h"
 
 #define BW_BUF_MASK (BW_PATH_BUF - 1)
 #define BW_NAME_MAX 255
@@ -163,6 +164,18 @@ static __always_inline bool bw_mnt_foreign(struct vfsmount *vfsmnt)
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
 	return BPF_CORE_READ(bw_real_mount(vfsmnt), mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns);
+}
+
+/*
+ * An overlay's layer file, opened by overlayfs for the overlay's file: on
+ * 6.1 under the overlay's path, from 6.6 on a private clone of the layer's
+ * mount (an internal mount).
+ */
+static __always_inline bool bw_layer_file(struct file *file)
+{
+	return file->f_inode != file->f_path.dentry->d_inode ||
+	       BPF_CORE_READ(bw_real_mount(file->f_path.mnt), mnt_ns) ==
+		   (struct mnt_namespace *)MNT_NS_INTERNAL;
 }
 
 /* One of the inode's own dentries (any name of it will do for the pin climb), or NULL. */

@@ -15,6 +15,8 @@
  *                                              (drop_caches), open_by_handle_at
  *   idroute [--go FILE] treefd FD NAME         openat on an inherited descriptor
  *                                              (a detached tree)
+ *   idroute [--go FILE] exec PATH              run a program (it prints what it
+ *                                              reveals), "OK ran" when it exits 0
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,6 +110,34 @@ static int route_treefd(const char *fdtext, const char *name)
 	return fd < 0 ? fail() : show(fd, "");
 }
 
+/* The child's exec failure comes back as its exit status: 100 + errno. */
+static int route_exec(const char *path)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return fail();
+	if (!pid) {
+		execl(path, path, (char *)NULL);
+		_exit(100 + errno);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return fail();
+	if (WIFEXITED(status) && WEXITSTATUS(status) >= 100) {
+		errno = WEXITSTATUS(status) - 100;
+		return fail();
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("ERR status %d\n", status);
+		return 1;
+	}
+	printf("OK ran\n");
+	return 0;
+}
+
 static void wait_for(const char *path)
 {
 	struct timespec tick = {0, 20 * 1000 * 1000};
@@ -134,10 +165,12 @@ int main(int argc, char **argv)
 		ret = route_handle(argv[2], argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "treefd"))
 		ret = route_treefd(argv[2], argv[3]);
+	else if (argc == 3 && !strcmp(argv[1], "exec"))
+		ret = route_exec(argv[2]);
 	else
 		fprintf(stderr,
 			"usage: idroute [--go FILE] read|utimes PATH | handle MOUNTDIR PATH "
-			"| treefd FD NAME\n");
+			"| treefd FD NAME | exec PATH\n");
 	fflush(stdout);
 	return ret;
 }
