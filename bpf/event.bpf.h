@@ -12,7 +12,9 @@
  *
  * A path too long to match, or an object with no path whose rules cannot be
  * known (a disconnected dentry), is never learned: refused unless in audit
- * mode.
+ * mode. bpfwarden's own rules (BW_RULE_*, include/bpfwarden.h) are audited
+ * in learn mode as in audit mode; the host's limit on made cgroups refuses
+ * in every mode.
  * Counters (include/bpfwarden.h) and the per-cgroup event rate are applied
  * here too. Events leave through the ring buffer of the policy that decided
  * them; one that cannot be sent is counted in lost, which the agent turns
@@ -112,7 +114,8 @@ static __always_inline struct bw_outcome bw_deny_outcome(__u64 cgid, const struc
 		o.type = BW_EV_LEARN;
 		return o;
 	}
-	if (o.mode == BW_MODE_AUDIT) {
+	if (rule != BW_RULE_CGROUPS_MADE &&
+	    (o.mode == BW_MODE_AUDIT || (o.mode == BW_MODE_LEARN && rule >= BW_RULE_OWN))) {
 		o.type = BW_EV_AUDIT;
 		if (c)
 			__sync_fetch_and_add(&c->audited, 1);

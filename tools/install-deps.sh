@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Installs everything bpfwarden needs to build and test on a fresh Debian 12
 # machine, adding the bookworm-backports source for libbpf 1.4 and bpftool 7.5.
+# git: `make test` clones the checkout elsewhere (tools/vm/test-checkout.sh);
+# a minimal Debian 12 does not have it.
 set -euo pipefail
 
 if [ "$(id -u)" != 0 ]; then
@@ -20,5 +22,5 @@ apt-get install -y -qq -t bookworm-backports libbpf-dev bpftool >/dev/null
 apt-get install -y -qq \
 	make gcc clang llvm pkg-config libelf-dev zlib1g-dev check libsubunit-dev \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
-	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev >/dev/null
+	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev git >/dev/null
 echo "install-deps: done (libbpf $(pkg-config --modversion libbpf), $(bpftool version | head -1))"

@@ -14,16 +14,10 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "libdir.h"
 #include "probe.h"
 #include "session.h"
 #include "util.h"
-
-static const char *profile_libdir(void)
-{
-	const char *env = getenv("BPFWARDEN_PROFILE_DIR");
-
-	return env && *env ? env : BW_PROFILE_LIBDIR;
-}
 
 /* Does enforcing this profile need the file and exec hooks? */
 static bool needs_lsm(const struct bw_compiled *c)
@@ -47,7 +41,7 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	s->slot.rb_fd = -1;
 
 	if (profile_path) {
-		ret = bw_profile_load(profile_path, profile_libdir(), &s->profile, &diags);
+		ret = bw_profile_load(profile_path, bw_profile_libdir(), &s->profile, &diags);
 	} else {
 		/* Learning from nothing: everything the workload does is new. */
 		static const char text[] = "profile learned\ndefault deny\n";
@@ -120,8 +114,9 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 
 int bw_session_govern(struct bw_session *s, const char *cgdir)
 {
+	const char *unrefused = s->net_only ? NULL : bw_view_unrefused();
 	struct bw_cgroup cur;
-	char msg[PATH_MAX + 128];
+	char msg[PATH_MAX + 1536];
 	int ret;
 
 	snprintf(s->cgdir, sizeof(s->cgdir), "%s", cgdir);
@@ -143,16 +138,18 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		return ret;
 	snprintf(msg, sizeof(msg),
 		 "governing %s with profile %s in %s mode (%zu file keys, %zu exec keys, %zu net "
-		 "keys, %zu inode pins, %zu positions%s%s)",
+		 "keys, %zu inode pins, %zu positions%s%s%s%s)",
 		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode), s->compiled.nfiles,
 		 s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved, s->slot.positions,
 		 s->net_only ? "; no BPF LSM on this kernel: tcp and udp rules only, and packet "
-			       "and unix sockets are not refused"
+			       "and unix sockets are not refused, nor are mounts, chroot, new "
+			       "user namespaces and moves out of the governed cgroup"
 			     : "",
 		 s->slot.link_scan_incomplete
 		     ? "; the hard-link scan of denied directories stopped at its bound: other "
 		       "names of files deep inside them are not pinned"
-		     : "");
+		     : "",
+		 unrefused ? "; not refused on this kernel: " : "", unrefused ? unrefused : "");
 	bw_events_agent(&s->ev, msg);
 	return 0;
 }
