@@ -46,35 +46,43 @@ START_TEST(ids_name_a_place_on_a_device)
 }
 END_TEST
 
-START_TEST(chain_links_each_name_to_its_directory)
+/*
+ * The chain of rel below its mount's root (root_len bytes of it): one link
+ * a name, the first from the root's position, each link's directory the
+ * position of the one before, the last at rel's own position.
+ */
+static void check_chain(const char *rel, size_t root_len, const char *const *names, int n)
 {
 	struct seen s = {};
 
-	ck_assert_int_eq(bw_pos_chain(7, "/srv/data/secret", 0, collect, &s), 0);
-	ck_assert_int_eq(s.n, 3);
-	ck_assert_str_eq(s.names[0], "srv");
-	ck_assert_str_eq(s.names[1], "data");
-	ck_assert_str_eq(s.names[2], "secret");
-	/* The file system's root is the first directory; each link's position is the next's. */
-	ck_assert_uint_eq(s.e[0].dir, bw_pos_id(7, "", 0));
-	ck_assert_uint_eq(s.e[0].pos, bw_pos_id(7, "/srv", 4));
-	ck_assert_uint_eq(s.e[1].dir, s.e[0].pos);
-	ck_assert_uint_eq(s.e[2].dir, s.e[1].pos);
-	ck_assert_uint_eq(s.e[2].pos, bw_pos_id(7, "/srv/data/secret", 16));
-	ck_assert(!s.e[0].last && !s.e[1].last && s.e[2].last);
+	ck_assert_int_eq(bw_pos_chain(7, rel, root_len, collect, &s), 0);
+	ck_assert_int_eq(s.n, n);
+	for (int i = 0; i < n; i++) {
+		ck_assert_str_eq(s.names[i], names[i]);
+		ck_assert_uint_eq(s.e[i].dir, i ? s.e[i - 1].pos : bw_pos_id(7, rel, root_len));
+		ck_assert_int_eq(s.e[i].last, i == n - 1);
+		/* A link's position is the path up to and including its name. */
+		ck_assert(rel[s.e[i].end] == '/' || rel[s.e[i].end] == '\0');
+		ck_assert_uint_eq(s.e[i].pos, bw_pos_id(7, rel, s.e[i].end));
+	}
+	ck_assert_uint_eq(s.e[n - 1].end, strlen(rel));
+}
+
+START_TEST(chain_links_each_name_to_its_directory)
+{
+	const char *const names[] = {"srv", "data", "secret"};
+
+	/* From the file system's root. */
+	check_chain("/srv/data/secret", 0, names, 3);
 }
 END_TEST
 
 START_TEST(chain_starts_below_a_bind_mounts_root)
 {
-	struct seen s = {};
+	const char *const names[] = {"data", "secret"};
 
 	/* A bind mount of /srv: the agent sees nothing above it. */
-	ck_assert_int_eq(bw_pos_chain(7, "/srv/data/secret", 4, collect, &s), 0);
-	ck_assert_int_eq(s.n, 2);
-	ck_assert_str_eq(s.names[0], "data");
-	ck_assert_uint_eq(s.e[0].dir, bw_pos_id(7, "/srv", 4));
-	ck_assert_uint_eq(s.e[1].pos, bw_pos_id(7, "/srv/data/secret", 16));
+	check_chain("/srv/data/secret", 4, names, 2);
 }
 END_TEST
 

@@ -56,8 +56,8 @@ exec 9>"$CACHE/.modules.lock"
 flock 9
 rm -rf "$CACHE"/.new-fsmods-*
 
-apt_q=-q
-[ "$quiet" = 0 ] || apt_q=-qq
+# shellcheck source=tools/vm/debfetch.sh
+. "$VM_DIR/debfetch.sh"
 
 # The package has no modules.dep (depmod makes it when installing): each
 # module's dependencies come from its own modinfo "depends" field.
@@ -65,19 +65,9 @@ fetch_one() {
 	local k=$1 pkg ver tmp deb m
 	local -a order=()
 	read -r pkg ver <"$CACHE/$k/package"
-	tmp=$(mktemp -d "$CACHE/.new-fsmods-$k.XXXXXX")
-	chmod 755 "$tmp"
-	# shellcheck disable=SC2064 # expand now: the trap must remove this dir
-	trap "rm -rf '$tmp'" EXIT
-	mkdir "$tmp/deb" "$tmp/x" "$tmp/fsmods"
-	chown _apt "$tmp/deb" 2>/dev/null || true
-	say "$k: downloading $pkg $ver again for $WANT"
-	if ! (cd "$tmp/deb" && apt-get download "$apt_q" "$pkg=$ver" >&2); then
-		apt-get update -qq >&2 || die "apt-get update failed"
-		(cd "$tmp/deb" && apt-get download "$apt_q" "$pkg=$ver" >&2) ||
-			die "$k: $pkg $ver is gone from the archive: run tools/vm/fetch-kernels.sh --refresh"
-	fi
-	deb=$(echo "$tmp"/deb/*.deb)
+	say "$k: $pkg $ver again, for $WANT"
+	fetch_deb "fsmods-$k" "$pkg=$ver" "run tools/vm/fetch-kernels.sh --refresh if it is gone from the archive"
+	mkdir "$tmp/fsmods"
 	dpkg-deb -c "$deb" | awk '{print $NF}' | grep -E '\.ko(\.[a-z]+)?$' >"$tmp/list"
 	# Depth first, a module after what it depends on.
 	visit() {
