@@ -120,14 +120,28 @@ def deny_tree(path):
     return "default allow\ndeny file rw %s/**\n" % path
 
 
+def dirs(*names):
+    """A make() for both() that only makes these directories under W."""
+    def make(world):
+        for name in names:
+            os.makedirs(W + "/" + name)
+        return {}
+    return make
+
+
+def need_modules(*mods):
+    r = subprocess.run(["tools/vm/modload.sh"] + list(mods), capture_output=True, text=True)
+    if r.returncode:
+        skip("cannot load %s: %s" % (" and ".join(mods), r.stderr.strip()))
+
+
 # -- Objects that appear after the profile is loaded -------------------------
 
 def test_created_after_load_bind_mount_before():
     """A bind mount made outside before load shows a directory in which the
     denied one is created after load."""
     def make(world):
-        os.makedirs(W + "/box")
-        os.makedirs(W + "/view")
+        dirs("box", "view")(world)
         world.mount("--bind", W + "/box", W + "/view")
         return {}
 
@@ -143,31 +157,36 @@ def test_created_after_load_bind_mount_before():
 def test_created_after_load_bind_mount_after():
     """The denied directory is created after load, then bind-mounted
     elsewhere by a process outside the sandbox."""
-    def make(world):
-        os.makedirs(W + "/view")
-        return {}
-
     def after(world, ctx):
         write(W + "/secret/key", SECRET)
         world.mount("--bind", W + "/secret", W + "/view")
 
-    both(make, deny_tree(W + "/secret"), lambda c: ["read", W + "/view/key"],
+    both(dirs("view"), deny_tree(W + "/secret"), lambda c: ["read", W + "/view/key"],
          W + "/view/key", "denied tree created after load, bind-mounted after", after=after)
 
 
 def test_created_after_load_hard_link_outside():
     """A file created after load inside the denied tree, hard-linked out of
     it by a process outside the sandbox."""
-    def make(world):
-        os.makedirs(W + "/pub")
-        return {}
-
     def after(world, ctx):
         write(W + "/secret/key", SECRET)
         os.link(W + "/secret/key", W + "/pub/hard")
 
-    both(make, deny_tree(W + "/secret"), lambda c: ["read", W + "/pub/hard"],
+    both(dirs("pub"), deny_tree(W + "/secret"), lambda c: ["read", W + "/pub/hard"],
          W + "/pub/hard", "hard link made outside to a file created after load", after=after)
+
+
+def bind_in_other_namespace(world, source, target, link):
+    """A process in a mount namespace of its own with W/source bind-mounted
+    on W/target there only; link names W/target/key through its
+    /proc/PID/root."""
+    ready = W + "/ns-ready"
+    p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                          "mount --bind %s/%s %s/%s && touch %s && exec sleep 300"
+                          % (W, source, W, target, ready)])
+    world.undo.append(lambda: (p.kill(), p.wait()))
+    wait_for(lambda: os.path.exists(ready), what="the other namespace")
+    os.symlink("/proc/%d/root%s/%s/key" % (p.pid, W, target), link)
 
 
 def test_created_after_load_other_namespace():
@@ -177,21 +196,11 @@ def test_created_after_load_other_namespace():
     and named by its real path."""
     key_path = W + "/target"
 
-    def make(world):
-        os.makedirs(W + "/elsewhere")
-        return {}
-
     def after(world, ctx):
         write(W + "/secret/key", SECRET)
-        ready = W + "/ns-ready"
-        p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                              "mount --bind %s/secret %s/elsewhere && touch %s && exec sleep 300"
-                              % (W, W, ready)])
-        world.undo.append(lambda: (p.kill(), p.wait()))
-        wait_for(lambda: os.path.exists(ready), what="the other namespace")
-        os.symlink("/proc/%d/root%s/elsewhere/key" % (p.pid, W), key_path)
+        bind_in_other_namespace(world, "secret", "elsewhere", key_path)
 
-    both(make, deny_tree(W + "/secret"), lambda c: ["read", key_path],
+    both(dirs("elsewhere"), deny_tree(W + "/secret"), lambda c: ["read", key_path],
          W + "/secret/key", "another mount namespace through /proc/PID/root", after=after)
 
 
@@ -217,18 +226,12 @@ def test_replaced_by_rename_after_load():
 def test_utimes_in_subtree_created_after_load():
     """utimes reaches no path hook: inside a denied tree created after load
     only the pins can refuse it."""
-    def make(world):
-        return {}
-
-    def after(world, ctx):
-        write(W + "/secret/key", SECRET)
-
     key = W + "/secret/key"
     results = []
     for prof_text in (deny_tree(W + "/secret"), PERMISSIVE):
         shutil.rmtree(W, ignore_errors=True)
         os.makedirs(W)
-        results.append(attempt(prof_text, ["utimes", key], after=lambda: after(None, None)))
+        results.append(attempt(prof_text, ["utimes", key], after=lambda: write(key, SECRET)))
         results[-1].mtime = os.stat(key).st_mtime
     refused(results[0], "EACCES", key, "utimes in a denied tree created after load")
     check(results[0].mtime != 1000000000, "the times were changed under the forbidding profile")
@@ -240,9 +243,7 @@ def test_utimes_in_subtree_created_after_load():
 
 def ext4_world(world):
     """An ext4 file system on a loop device at W/ext with W/ext/secret/key."""
-    r = subprocess.run(["tools/vm/modload.sh", "loop", "ext4"], capture_output=True, text=True)
-    if r.returncode:
-        skip("cannot load loop and ext4: " + r.stderr.strip())
+    need_modules("loop", "ext4")
     img = W + ".img"
     subprocess.run(["truncate", "-s", "16M", img], check=True)
     subprocess.run(["mkfs.ext4", "-q", "-F", img], check=True)
@@ -268,22 +269,26 @@ def test_file_handle_disconnected():
 
 # -- Overlays and detached trees ---------------------------------------------
 
-def overlay_world(world):
-    r = subprocess.run(["tools/vm/modload.sh", "overlay"], capture_output=True, text=True)
-    if r.returncode:
-        skip("cannot load overlay: " + r.stderr.strip())
-    write(W + "/secret/key", SECRET)
-    for d in ("up", "work", "merged"):
-        os.makedirs(W + "/" + d)
-    world.mount("-t", "overlay", "bwov", "-o",
-                "lowerdir=%s/secret,upperdir=%s/up,workdir=%s/work" % (W, W, W), W + "/merged")
-    return {}
+def overlay_world(lower, name, text, mode=0o644):
+    """A make() for both(): W/lower holds the file name, and an overlay
+    mounted outside the sandbox at W/merged has W/lower as its lower layer."""
+    def make(world):
+        need_modules("overlay")
+        write("%s/%s/%s" % (W, lower, name), text)
+        os.chmod("%s/%s/%s" % (W, lower, name), mode)
+        dirs("up", "work", "merged")(world)
+        world.mount("-t", "overlay", "bwov", "-o",
+                    "lowerdir=%s/%s,upperdir=%s/up,workdir=%s/work" % (W, lower, W, W),
+                    W + "/merged")
+        return {}
+    return make
 
 
 def test_overlay_lower_layer_denied():
     """An overlay mounted outside the sandbox over a denied directory: its
     files are the lower layer's, and the event names them there."""
-    both(overlay_world, deny_tree(W + "/secret"), lambda c: ["read", W + "/merged/key"],
+    both(overlay_world("secret", "key", SECRET), deny_tree(W + "/secret"),
+         lambda c: ["read", W + "/merged/key"],
          W + "/secret/key", "an overlay whose lower layer is denied")
 
 
@@ -291,19 +296,8 @@ def test_overlay_lower_program_exec_denied():
     """A program whose exec is denied, run through an overlay mounted
     outside the sandbox: bprm_check sees the overlay's file, so the exec
     rules are decided where overlayfs opens the layer's file."""
-    def make(world):
-        r = subprocess.run(["tools/vm/modload.sh", "overlay"], capture_output=True, text=True)
-        if r.returncode:
-            skip("cannot load overlay: " + r.stderr.strip())
-        write(W + "/bin/prog", "#!/bin/sh\necho %s\n" % SECRET)
-        os.chmod(W + "/bin/prog", 0o755)
-        for d in ("up", "work", "merged"):
-            os.makedirs(W + "/" + d)
-        world.mount("-t", "overlay", "bwov", "-o",
-                    "lowerdir=%s/bin,upperdir=%s/up,workdir=%s/work" % (W, W, W), W + "/merged")
-        return {}
-
-    r = both(make, "default allow\ndeny exec %s/bin/**\n" % W,
+    r = both(overlay_world("bin", "prog", "#!/bin/sh\necho %s\n" % SECRET, 0o755),
+             "default allow\ndeny exec %s/bin/**\n" % W,
              lambda c: ["exec", W + "/merged/prog"], W + "/bin/prog",
              "a program run through an overlay whose lower layer's exec is denied")
     check_eq(denials(r[0].events)[0]["op"], "exec", "the refusal is an exec decision")
@@ -343,13 +337,7 @@ def test_other_namespace_name_of_an_allowed_path():
     def make(world):
         os.makedirs(W + "/pub")
         write(W + "/secret/key", SECRET)
-        ready = W + "/ns-ready"
-        p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                              "mount --bind %s/secret %s/pub && touch %s && exec sleep 300"
-                              % (W, W, ready)])
-        world.undo.append(lambda: (p.kill(), p.wait()))
-        wait_for(lambda: os.path.exists(ready), what="the other namespace")
-        os.symlink("/proc/%d/root%s/pub/key" % (p.pid, W), link)
+        bind_in_other_namespace(world, "secret", "pub", link)
         return {}
 
     forbid = "default deny\n" + RUNTIME_RULES + "allow file r %s/pub/**\n" % W
