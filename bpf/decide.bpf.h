@@ -94,6 +94,14 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	if (!pol)
 		return -EACCES;
 	default_verdict = cat == BW_CAT_PIN_EXEC ? pol->default_exec : pol->default_file;
+	/*
+	 * An overlay's layer file: the overlay's own file was decided by its
+	 * path in the task's view, so the layer's pins may only add a denial
+	 * (a container's image under a default deny is not refused for being
+	 * stored elsewhere on the host).
+	 */
+	if (flags & BW_DF_LAYER)
+		default_verdict = BW_V_ALLOW;
 	len &= BW_BUF_MASK;
 
 	if ((flags & BW_EVF_UNREACHABLE) && cat == BW_CAT_PIN_EXEC) {
@@ -169,7 +177,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	}
 	o = bw_deny_outcome(cgid, cg, pol, d.rule, op, access, flags, &obj);
 	if (o.type) {
-		bw_event_head(&s->ev, cgid, policy, o, op, access, d.rule, flags);
+		bw_event_head(&s->ev, cgid, policy, o, op, access, d.rule, flags & 0xff);
 		if (flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
 			s->ev.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
 		if (flags & BW_EVF_DISCONNECTED)

@@ -166,6 +166,13 @@ static __always_inline bool bw_mnt_foreign(struct vfsmount *vfsmnt)
 	return BPF_CORE_READ(bw_real_mount(vfsmnt), mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns);
 }
 
+/* A file system's internal mount: from 6.6 on, where an overlay's layer files are. */
+static __always_inline bool bw_mnt_internal(struct vfsmount *vfsmnt)
+{
+	return BPF_CORE_READ(bw_real_mount(vfsmnt), mnt_ns) ==
+	       (struct mnt_namespace *)MNT_NS_INTERNAL;
+}
+
 /*
  * An overlay's layer file, opened by overlayfs for the overlay's file: on
  * 6.1 under the overlay's path, from 6.6 on a private clone of the layer's
@@ -173,10 +180,14 @@ static __always_inline bool bw_mnt_foreign(struct vfsmount *vfsmnt)
  */
 static __always_inline bool bw_layer_file(struct file *file)
 {
-	return file->f_inode != file->f_path.dentry->d_inode ||
-	       BPF_CORE_READ(bw_real_mount(file->f_path.mnt), mnt_ns) ==
-		   (struct mnt_namespace *)MNT_NS_INTERNAL;
+	return file->f_inode != file->f_path.dentry->d_inode || bw_mnt_internal(file->f_path.mnt);
 }
+
+/*
+ * Not an event flag (those fit the event's byte): the file is an overlay
+ * layer's, whose overlay file was decided by its path just before.
+ */
+#define BW_DF_LAYER 0x100
 
 /* One of the inode's own dentries (any name of it will do for the pin climb), or NULL. */
 static __always_inline struct dentry *bw_alias_of(struct inode *inode)
@@ -216,6 +227,7 @@ static __always_inline __u32 bw_path_of_file(struct bw_scratch *s, struct file *
 	}
 	if (file->f_inode != d->d_inode) {
 		/* overlayfs before 6.6: the layer's inode under the overlay's path. */
+		*flags |= BW_DF_LAYER;
 		real = bw_alias_of(file->f_inode);
 		if (!real) {
 			*flags |= BW_EVF_DISCONNECTED;
@@ -224,8 +236,11 @@ static __always_inline __u32 bw_path_of_file(struct bw_scratch *s, struct file *
 		*obj = real;
 		return bw_path_build(s, NULL, real, flags);
 	}
-	if (bw_mnt_foreign(mnt))
+	if (bw_mnt_foreign(mnt)) {
+		if (bw_mnt_internal(mnt))
+			*flags |= BW_DF_LAYER;
 		return bw_path_build(s, NULL, d, flags);
+	}
 	n = bpf_d_path((struct path *)&file->f_path, s->key.path, BW_PATH_BUF);
 	if (n <= 0) {
 		*flags |= BW_EVF_PATH_TOO_LONG;

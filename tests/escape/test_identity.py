@@ -303,6 +303,30 @@ def test_overlay_lower_program_exec_denied():
     check_eq(denials(r[0].events)[0]["op"], "exec", "the refusal is an exec decision")
 
 
+def test_overlay_under_default_deny_decided_by_its_path():
+    """Not a route but its other side: under a default deny, a file read
+    and a program run through an overlay mounted outside the sandbox, at a
+    path the profile allows, whose layer no rule names (a container's
+    image): let through, with no event. The overlay's file is decided by
+    its path; the layer's file only by its pins."""
+    prog = "#!/bin/sh\necho %s\n" % SECRET
+    allow = "default deny\n%sallow file r %s/merged/**\nallow exec %s/merged/**\n" % (
+        RUNTIME_RULES, W, W)
+    # What each shows: the file's first line, the program's output.
+    for route, shown in ((["read", W + "/merged/prog"], "OK #!/bin/sh"),
+                         (["exec", W + "/merged/prog"], SECRET)):
+        shutil.rmtree(W, ignore_errors=True)
+        os.makedirs(W)
+        world = World()
+        try:
+            overlay_world("layer", "prog", prog, 0o755)(world)
+            r = attempt(allow, route)
+        finally:
+            world.close()
+        got_through(r, "%s through an overlay at an allowed path" % route[0])
+        check(shown in r.stdout, "%s: %r" % (route[0], r.stdout))
+
+
 def open_tree_clone(path):
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
