@@ -7,7 +7,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,22 +99,14 @@ END_TEST
 
 static char tmp[PATH_MAX];
 
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	remove(path);
-	return 0;
-}
-
 static void setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "%s/bw-pos-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	bw_test_tmpdir(tmp, sizeof(tmp), "bw-pos");
 }
 
 static void teardown(void)
 {
-	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	bw_test_rmtree(tmp);
 }
 
 static int ends_with(const char *s, const char *tail)
