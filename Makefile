@@ -52,7 +52,7 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # profile writer is user/learn/ but for its glue to the agent (agent.c).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/cgroup.o \
 	$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_check.o \
-	$(BUILD)/user/pins.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
+	$(BUILD)/user/pins.o $(BUILD)/user/positions.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
 	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
@@ -80,6 +80,9 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+# The identity hooks set bitmap bits with atomic ORs (BPF ISA v3, kernels >= 5.12).
+$(BUILD)/bpf/ident.bpf.o: BPF_CFLAGS += -mcpu=v3
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)

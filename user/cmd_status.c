@@ -101,14 +101,17 @@ static void show_governed(void)
 				sum.lost += c[i].lost;
 				sum.throttled += c[i].throttled;
 				sum.truncated += c[i].truncated;
+				sum.pins_lost += c[i].pins_lost;
 			}
 			printf(
 			    "  slot %-3u agent pid %-7u %llu denied, %llu audited, %llu learned, "
-			    "%llu lost, %llu throttled, %llu paths too long, %lld cgroups made\n",
+			    "%llu lost, %llu throttled, %llu paths too long, %llu pins lost, "
+			    "%lld cgroups made\n",
 			    slot, p.owner_pid, (unsigned long long)sum.denied,
 			    (unsigned long long)sum.audited, (unsigned long long)sum.learned,
 			    (unsigned long long)sum.lost, (unsigned long long)sum.throttled,
-			    (unsigned long long)sum.truncated, (long long)fill.made_by_slot[slot]);
+			    (unsigned long long)sum.truncated, (unsigned long long)sum.pins_lost,
+			    (long long)fill.made_by_slot[slot]);
 		}
 		free(c);
 	}
