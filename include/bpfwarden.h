@@ -386,12 +386,14 @@ _Static_assert(sizeof(struct bw_unix_value) == 4, "bw_unix_value size");
 
 /*
  * The object of a network event, in the path bytes of struct bw_event. For
- * BW_OP_SOCKET (a raw or packet socket): family BW_FAM_*, proto the socket
- * type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr zero.
+ * BW_OP_SOCKET (a socket no address rule decides): family BW_FAM_*, proto
+ * the socket type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr
+ * zero but for BW_FAM_OTHER, whose addr[0] is the AF_* family.
  */
 #define BW_FAM_IPV4   4
 #define BW_FAM_IPV6   6
-#define BW_FAM_PACKET 17 /* AF_PACKET */
+#define BW_FAM_PACKET 17  /* AF_PACKET */
+#define BW_FAM_OTHER  255 /* vsock, TIPC, ...: addr[0] says which */
 
 struct bw_net_obj {
 	__u8 addr[16]; /* as decided: IPv6 form, IPv4 mapped */

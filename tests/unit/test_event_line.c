@@ -114,6 +114,12 @@ static const struct example {
     /* socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) */
     {"raw IP socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 481, "ping",
      "/usr/bin/ping", .net = {.port = 1, .family = BW_FAM_IPV4, .proto = SOCK_RAW}},
+    /* socket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6): a ping socket, which no address rule decides */
+    {"ping socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 740, "ping",
+     "/usr/bin/ping", .net = {.port = 58, .family = BW_FAM_IPV6, .proto = SOCK_DGRAM}},
+    /* socket(AF_VSOCK, SOCK_STREAM, 0): a family with no rules of its own */
+    {"vsock socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 777,
+     .net = {.addr = {40}, .family = BW_FAM_OTHER, .proto = SOCK_STREAM}},
     {"learn", BW_EV_LEARN, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 0, 518,
      .path = "/usr/lib/python3.11/json/__init__.py"},
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
