@@ -35,6 +35,9 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	__u8 verdict, proto;
 	__u64 cgid;
 
+	proto = bw_net_proto(ctx->protocol);
+	if (!proto)
+		return 1; /* decided when the socket was made (bw_sock_create) */
 	cg = bw_governing(&cgid);
 	if (!cg)
 		return 1;
@@ -42,7 +45,6 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	if (!pol)
 		return 0;
 
-	proto = bw_net_proto(ctx->protocol);
 	port = bpf_ntohs((__u16)ctx->user_port);
 	if (v6) {
 		a[0] = ctx->user_ip6[0];
@@ -85,8 +87,12 @@ BW_SOCK_ADDR_PROG(bw_bind4, "cgroup/bind4", BW_NOP_BIND, false)
 BW_SOCK_ADDR_PROG(bw_bind6, "cgroup/bind6", BW_NOP_BIND, true)
 
 /*
- * Raw IP sockets (any kernel: inet_create runs this program). Packet sockets
- * are not inet sockets: the LSM program in sock.bpf.c refuses those.
+ * Raw IP sockets, and IP sockets of a protocol no address rule names (ICMP
+ * echo "ping" sockets, SCTP, L2TP, ...): they reach peers that no connect or
+ * sendmsg program decides (a ping socket's or an SCTP socket's sendto), so
+ * they are decided here, whatever the peer, by `net raw` (any kernel:
+ * inet_create runs this program, with the protocol resolved). Other families
+ * are not inet sockets: the LSM program in sock.bpf.c decides those.
  */
 SEC("cgroup/sock_create")
 int bw_sock_create(struct bpf_sock *ctx)
@@ -97,7 +103,7 @@ int bw_sock_create(struct bpf_sock *ctx)
 	__u8 verdict;
 	__u64 cgid;
 
-	if (ctx->type != SOCK_RAW)
+	if (ctx->type != SOCK_RAW && bw_net_proto(ctx->protocol))
 		return 1;
 	cg = bw_governing(&cgid);
 	if (!cg)

@@ -9,13 +9,17 @@
  *   FMODE_READ, w for FMODE_WRITE) by the file rules, its pins, and the pin
  *   directory's self-protection (bpf/decide.bpf.h);
  * - a socket with a peer: by the peer, as a connect by the network rules
- *   (TCP and UDP by address and port, IPv4-mapped as IPv4, 0.0.0.0 as the
- *   loopback it reaches; unix sockets by the peer's name, an unnamed peer
- *   (a socketpair) as a connect to it: not governed); a raw IP or packet
- *   socket by the `net raw` rules;
- * - what no rule can name (a socket without a peer, another family; a pipe,
- *   a memfd, an eventfd, io_uring or any other object without a path): the
- *   category's default, so refused under `default deny`;
+ *   (TCP, UDP and their variants by address and port, IPv4-mapped as IPv4,
+ *   0.0.0.0 as the loopback it reaches, the host's addresses as loopback
+ *   too; unix sockets by the peer's name, an unnamed peer (a socketpair) as
+ *   a connect to it: not governed);
+ * - a raw IP or packet socket, an IP protocol no rule names (ICMP echo,
+ *   SCTP...), another family (vsock, XDP...): as when made, by `net raw`,
+ *   else the net default;
+ * - what no rule can name (a socket without a peer; netlink, PF_KEY and
+ *   AF_ALG sockets; a pipe, a memfd, an eventfd, io_uring or any other
+ *   object without a path): the category's default, so refused under
+ *   `default deny`;
  * - a BPF map, program or link: refused whatever the profile allows
  *   (self-protection: bpf/guard.bpf.c refuses bpf(2) itself, but a map
  *   descriptor is also read through mmap and read(2)).
@@ -47,6 +51,9 @@ char LICENSE[] SEC("license") = "GPL";
 #define S_IFMT	   00170000
 #define S_IFSOCK   0140000
 #define TCP_LISTEN 10
+#define AF_KEY	   15
+#define AF_NETLINK 16
+#define AF_ALG	   38
 
 #define ANON_INODE_FS_MAGIC 0x09041934
 #define PIPEFS_MAGIC	    0x50495045
@@ -166,16 +173,19 @@ static __always_inline int bw_receive_inet(__u64 cgid, const struct bw_cgroup *c
 	__u16 protocol = BPF_CORE_READ(sk, sk_protocol), port, rule;
 	__u8 proto, verdict;
 
+	proto = bw_net_proto(protocol);
+	if (type == SOCK_RAW || !proto)
+		/* Decided when made, by `net raw` (bw_sock_create in net.bpf.c). */
+		return bw_receive_unnamed(cgid, cg, pol, family, type, protocol, true);
 	port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	if (type == SOCK_RAW || !port || BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_LISTEN)
-		return bw_receive_unnamed(cgid, cg, pol, family, type, protocol, type == SOCK_RAW);
+	if (!port || BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_LISTEN)
+		return bw_receive_unnamed(cgid, cg, pol, family, type, protocol, false);
 	if (family == AF_INET6) {
 		BPF_CORE_READ_INTO(&k.addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
 	} else {
 		a[2] = bpf_htonl(0xffff);
 		a[3] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
 	}
-	proto = bw_net_proto(protocol);
 	verdict = bw_net_verdict(pol, cg->policy, &k, BW_NOP_CONNECT, proto, port, &rule);
 	if (verdict != BW_V_DENY)
 		return 0;
@@ -221,8 +231,9 @@ static __always_inline int bw_receive_socket(__u64 cgid, const struct bw_cgroup 
 		return bw_receive_inet(cgid, cg, pol, sk, family, type);
 	if (family == AF_UNIX)
 		return bw_receive_unix(cgid, cg, pol, sk, type);
+	/* Netlink, PF_KEY and AF_ALG talk to the kernel: the default; the others as made. */
 	return bw_receive_unnamed(cgid, cg, pol, family, type, BPF_CORE_READ(sk, sk_protocol),
-				  family == AF_PACKET);
+				  family != AF_NETLINK && family != AF_KEY && family != AF_ALG);
 }
 
 SEC("lsm/file_receive")

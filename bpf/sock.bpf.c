@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Packet sockets (AF_PACKET) on socket_create: they see and forge every frame
- * of an interface, and they are not inet sockets, so no cgroup program runs
- * for them. Raw IP sockets are refused by the cgroup sock_create program in
- * net.bpf.c on every kernel; this program needs BPF LSM.
+ * Sockets no address rule decides, on socket_create: packet sockets
+ * (AF_PACKET) see and forge every frame of an interface, and vsock, TIPC,
+ * RDS, SMC, XDP, CAN, Bluetooth and the other families carry data to peers
+ * no rule can name. None of them is an inet socket, so no cgroup program
+ * runs for them. Raw IP sockets and IP protocols without rules are decided
+ * by the cgroup sock_create program in net.bpf.c on every kernel; this
+ * program needs BPF LSM.
  *
  * Processes outside every governed cgroup cost one hash lookup; for governed
  * ones every internal failure fails closed (-EPERM).
@@ -19,8 +22,24 @@
 #include "kernel.bpf.h"
 #include "path.bpf.h"
 #include "unix.bpf.h"
+#include "netrules.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+#define AF_KEY	   15
+#define AF_NETLINK 16
+#define AF_ALG	   38
+#define S_IFSOCK   0140000
+
+/*
+ * Families decided elsewhere (unix and IP by their rules) or that only talk
+ * to the kernel (netlink, PF_KEY, the crypto API).
+ */
+static __always_inline bool bw_family_ruled(int family)
+{
+	return family == AF_UNIX || family == AF_INET || family == AF_INET6 ||
+	       family == AF_NETLINK || family == AF_KEY || family == AF_ALG;
+}
 
 SEC("lsm/socket_create")
 int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int ret)
@@ -33,7 +52,7 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 
 	if (ret)
 		return ret;
-	if (family != AF_PACKET || kern)
+	if (bw_family_ruled(family) || kern)
 		return 0;
 	cg = bw_governing(&cgid);
 	if (!cg)
@@ -44,7 +63,12 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	verdict = pol->net_raw ? pol->net_raw : pol->default_net;
 	if (verdict != BW_V_DENY)
 		return 0;
-	obj.family = BW_FAM_PACKET;
+	if (family == AF_PACKET) {
+		obj.family = BW_FAM_PACKET;
+	} else {
+		obj.family = BW_FAM_OTHER;
+		obj.addr[0] = family;
+	}
 	obj.proto = type;
 	obj.port = protocol;
 	return bw_lsm_ret(
@@ -52,7 +76,10 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	    -EPERM);
 }
 
-/* The name asked for in a bind(2) into u->name ("@" + abstract name, or the path). */
+/*
+ * The abstract name asked for in a bind(2) into u->name ("@" + the name);
+ * -1 for a path, decided when its file is made (bw_unix_mknod).
+ */
 static __always_inline int bw_unix_bind_name(struct bw_unix_key *u, struct sockaddr *address,
 					     int addrlen, __u32 *len)
 {
@@ -64,28 +91,27 @@ static __always_inline int bw_unix_bind_name(struct bw_unix_key *u, struct socka
 		n = BW_UNIX_NAME - 1;
 	barrier_var(n);
 	bpf_probe_read_kernel(u->name, n, (char *)address + 2);
-	if (u->name[0] == '\0') {
-		/* abstract: "@" and the name after the leading NUL */
-		u->name[0] = '@';
-		*len = n;
-	} else {
-		n = bpf_probe_read_kernel_str(u->name, BW_UNIX_NAME, (char *)address + 2);
-		*len = (long)n > 0 ? n - 1 : 0;
-	}
+	if (u->name[0] != '\0')
+		return -1;
+	u->name[0] = '@';
+	*len = n;
 	return 0;
 }
 
 /*
  * A unix socket operation by a governed process: on the peer really reached
- * (connect, send), or on the name asked for (bind: peer is NULL).
+ * (connect, send: peer), on the socket file being made (bind to a path:
+ * dentry), or on the abstract name asked for (bind: address).
  */
-static __always_inline int bw_unix_check(struct sock *peer, struct sockaddr *address, int addrlen,
-					 __u8 evop)
+static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt,
+					 struct dentry *dentry, struct sockaddr *address,
+					 int addrlen, __u8 evop)
 {
 	struct bw_unix_key *u;
 	struct bw_cgroup *cg;
 	__u32 zero = 0, len = 0;
 	__u64 cgid;
+	int err;
 
 	cg = bw_governing(&cgid);
 	if (!cg)
@@ -93,7 +119,15 @@ static __always_inline int bw_unix_check(struct sock *peer, struct sockaddr *add
 	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
 	if (!u)
 		return -EPERM;
-	if (peer ? bw_unix_peer_name(u, peer, &len) : bw_unix_bind_name(u, address, addrlen, &len))
+	if (peer) {
+		err = bw_unix_peer_name(u, peer, &len);
+	} else if (dentry) {
+		__builtin_memset(u->name, 0, sizeof(u->name));
+		err = bw_unix_path_name(u, mnt, dentry, &len);
+	} else {
+		err = bw_unix_bind_name(u, address, addrlen, &len);
+	}
+	if (err)
 		return 0;
 	return bw_unix_decide(u, cgid, cg, peer ? BW_NOP_CONNECT : BW_NOP_BIND, evop, len);
 }
@@ -103,7 +137,7 @@ int BPF_PROG(bw_unix_connect, struct sock *sock, struct sock *other, struct sock
 {
 	if (ret)
 		return ret;
-	return bw_unix_check(other, NULL, 0, BW_OP_CONNECT);
+	return bw_unix_check(other, NULL, NULL, NULL, 0, BW_OP_CONNECT);
 }
 
 SEC("lsm/unix_may_send")
@@ -111,7 +145,7 @@ int BPF_PROG(bw_unix_send, struct socket *sock, struct socket *other, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_unix_check(BPF_CORE_READ(other, sk), NULL, 0, BW_OP_SENDMSG);
+	return bw_unix_check(BPF_CORE_READ(other, sk), NULL, NULL, NULL, 0, BW_OP_SENDMSG);
 }
 
 SEC("lsm/socket_bind")
@@ -121,5 +155,73 @@ int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int 
 		return ret;
 	if (BPF_CORE_READ(address, sa_family) != AF_UNIX || addrlen <= 2)
 		return 0;
-	return bw_unix_check(NULL, address, addrlen, BW_OP_BIND);
+	return bw_unix_check(NULL, NULL, NULL, address, addrlen, BW_OP_BIND);
+}
+
+/*
+ * bind(2) to a path makes the socket file here, after the kernel resolved
+ * the name; mknod(2) of a socket inode is decided as a bind too.
+ */
+SEC("lsm/path_mknod")
+int BPF_PROG(bw_unix_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	if (ret)
+		return ret;
+	if ((mode & S_IFMT) != S_IFSOCK)
+		return 0;
+	return bw_unix_check(NULL, dir->mnt, dentry, NULL, 0, BW_OP_BIND);
+}
+
+/*
+ * UDP-Lite's connect, which no cgroup program sees (its protocol has no
+ * pre_connect hook), decided by the udp rules as the cgroup programs decide
+ * UDP's; its unconnected datagrams pass the cgroup sendmsg programs.
+ */
+SEC("lsm/socket_connect")
+int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+	struct bw_net_obj obj = {};
+	struct bw_net_key k = {};
+	struct bw_cgroup *cg;
+	struct bw_policy *pol;
+	__u32 *a = (__u32 *)k.addr;
+	__u16 port, rule, family;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	if (BPF_CORE_READ(sock, sk, sk_protocol) != IPPROTO_UDPLITE)
+		return 0;
+	cg = bw_governing(&cgid);
+	if (!cg)
+		return 0;
+	pol = bw_policy_of(cg);
+	if (!pol)
+		return -EPERM;
+	family = BPF_CORE_READ(address, sa_family);
+	if (family == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
+		struct sockaddr_in *sin = (void *)address;
+
+		a[2] = bpf_htonl(0xffff);
+		a[3] = BPF_CORE_READ(sin, sin_addr.s_addr);
+		port = BPF_CORE_READ(sin, sin_port);
+	} else if (family == AF_INET6 && addrlen >= (int)sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 *sin6 = (void *)address;
+
+		bpf_probe_read_kernel(a, 16, &sin6->sin6_addr);
+		port = BPF_CORE_READ(sin6, sin6_port);
+	} else {
+		return 0; /* AF_UNSPEC: a disconnect */
+	}
+	port = bpf_ntohs(port);
+	if (bw_net_verdict(pol, cg->policy, &k, BW_NOP_CONNECT, IPPROTO_UDP, port, &rule) !=
+	    BW_V_DENY)
+		return 0;
+	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));
+	obj.port = port;
+	obj.family =
+	    BPF_CORE_READ(sock, sk, __sk_common.skc_family) == AF_INET6 ? BW_FAM_IPV6 : BW_FAM_IPV4;
+	obj.proto = IPPROTO_UDP;
+	return bw_lsm_ret(bw_net_outcome(cgid, cg, pol, BW_OP_CONNECT, rule, &obj), -EPERM);
 }

@@ -17,8 +17,10 @@
  * unix sockets: connect (stream and seqpacket) and every datagram sent are
  * decided on the peer socket really reached, by its name: the path of its
  * socket file as the connecting process sees it, or "@" and its abstract
- * name. bind is decided by the name asked for; a relative path is matched as
- * written, so it never meets a rule (rule paths are absolute).
+ * name. bind to an abstract name is decided by the name asked for; bind to
+ * a path when the kernel makes its socket file (path_mknod), by the path of
+ * that file, after the kernel resolved the name: a relative name, "//",
+ * "/./", ".." and symlinked directories all meet the rule of the file made.
  */
 struct bw_unix_event {
 	struct bw_event ev;
@@ -102,41 +104,50 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 	return bw_lsm_ret(o, -EPERM);
 }
 
+/* The path of a socket file (mnt, dentry) as the process sees it, into u->name. */
+static __always_inline int bw_unix_path_name(struct bw_unix_key *u, struct vfsmount *mnt,
+					     struct dentry *dentry, __u32 *len)
+{
+	__u32 zero = 0, flags = 0, n;
+	struct bw_scratch *s;
+
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!s)
+		return -1;
+	n = bw_path_build(s, mnt, dentry, &flags);
+	if (flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_UNREACHABLE) || n >= BW_UNIX_NAME) {
+		/* A name no rule can spell: decided by the default. */
+		bpf_probe_read_kernel(u->name, BW_UNIX_NAME - 1, s->key.path);
+		*len = BW_UNIX_NAME - 1;
+		return 0;
+	}
+	barrier_var(n);
+	bpf_probe_read_kernel(u->name, n & BW_UNIX_MASK, s->key.path);
+	*len = n;
+	return 0;
+}
+
 /* The peer's name into u->name ("@" + abstract name, or its socket file's path). */
 static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock *other, __u32 *len)
 {
 	struct unix_sock *peer = (struct unix_sock *)other;
 	struct unix_address *addr = BPF_CORE_READ(peer, addr);
 	struct dentry *dentry = BPF_CORE_READ(peer, path.dentry);
-	__u32 zero = 0, flags = 0, n;
-	struct bw_scratch *s;
+	__u32 n;
 	char first = 0;
 	int alen;
 
 	__builtin_memset(u->name, 0, sizeof(u->name));
 	if (!addr)
 		return -1; /* unnamed: a socketpair or an unbound socket, nothing to name */
-	if (dentry) {
-		s = bpf_map_lookup_elem(&bw_scratch, &zero);
-		if (!s)
-			return -1;
-		n = bw_path_build(s, BPF_CORE_READ(peer, path.mnt), dentry, &flags);
-		if (flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_UNREACHABLE) || n >= BW_UNIX_NAME) {
-			/* A name no rule can spell: decided by the default. */
-			bpf_probe_read_kernel(u->name, BW_UNIX_NAME - 1, s->key.path);
-			*len = BW_UNIX_NAME - 1;
-			return 0;
-		}
-		barrier_var(n);
-		bpf_probe_read_kernel(u->name, n & BW_UNIX_MASK, s->key.path);
-		*len = n;
-		return 0;
-	}
+	if (dentry)
+		return bw_unix_path_name(u, BPF_CORE_READ(peer, path.mnt), dentry, len);
 	/*
 	 * No path: abstract (sun_path starts with a NUL, the name runs to
 	 * addr->len), or a socket file's peer that was closed, whose path the
-	 * kernel dropped (a connection still holding its data): then its name
-	 * as bound, as bind is decided (addr->len counts the path's NUL).
+	 * kernel dropped (a connection still holding its data): then the name
+	 * given to bind (addr->len counts its trailing NUL), as written: a
+	 * relative one meets no rule.
 	 */
 	alen = BPF_CORE_READ(addr, len) - 2 /* sun_family */ - 1 /* leading or trailing NUL */;
 	if (alen <= 0)

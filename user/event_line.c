@@ -153,7 +153,31 @@ static void put_net(struct jw *w, const char *data, size_t len)
 	jw_u64(w, "port", o.port);
 }
 
-/* A raw or packet socket: family, type and protocol (struct bw_net_obj). */
+/* The family of a socket event that is neither IP nor packet (AF_* in addr[0]). */
+static void put_other_family(struct jw *w, unsigned af)
+{
+	static const struct {
+		unsigned af;
+		const char *name;
+	} names[] = {{3, "ax25"},   {5, "appletalk"},	{9, "x25"},   {21, "rds"},
+		     {26, "llc"},   {29, "can"},	{30, "tipc"}, {31, "bluetooth"},
+		     {33, "rxrpc"}, {36, "ieee802154"}, {39, "nfc"},  {40, "vsock"},
+		     {41, "kcm"},   {42, "qipcrtr"},	{43, "smc"},  {44, "xdp"},
+		     {45, "mctp"}};
+	char buf[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i].af == af) {
+			jw_str(w, "family", names[i].name);
+			return;
+		}
+	}
+	snprintf(buf, sizeof(buf), "af%u", af);
+	jw_str(w, "family", buf);
+}
+
+/* A socket no address rule decides: family, type and protocol (struct bw_net_obj). */
 static void put_socket(struct jw *w, const char *data, size_t len)
 {
 	struct bw_net_obj o;
@@ -161,14 +185,14 @@ static void put_socket(struct jw *w, const char *data, size_t len)
 	if (len < sizeof(o))
 		return;
 	memcpy(&o, data, sizeof(o));
-	jw_str(w, "family",
-	       o.family == BW_FAM_PACKET ? "packet"
-	       : o.family == BW_FAM_IPV6 ? "ipv6"
-	       : o.family == BW_FAM_IPV4 ? "ipv4"
-	       : o.family == BW_FAM_UNIX ? "unix"
-					 : "other");
 	if (o.family == BW_FAM_OTHER)
-		jw_u64(w, "address_family", o.addr[0]);
+		put_other_family(w, o.addr[0]);
+	else
+		jw_str(w, "family",
+		       o.family == BW_FAM_PACKET ? "packet"
+		       : o.family == BW_FAM_IPV6 ? "ipv6"
+		       : o.family == BW_FAM_IPV4 ? "ipv4"
+						 : "unix");
 	jw_str(w, "socket_type",
 	       o.proto == SOCK_RAW	   ? "raw"
 	       : o.proto == SOCK_DGRAM	   ? "dgram"
@@ -326,6 +350,10 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		jw_bool(w, "pseudo_file", 1);
 	if (ev->flags & BW_EVF_FS_RELATIVE)
 		jw_bool(w, "path_from_fs_root", 1);
+	if (ev->flags & BW_EVF_DISCONNECTED) {
+		jw_bool(w, "disconnected", 1);
+		jw_u64(w, "ino", ev->ino);
+	}
 	jw_end(w);
 }
 
