@@ -20,6 +20,7 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_SYMLINK] = "symlink",    [BW_OP_CHMOD] = "chmod",	   [BW_OP_CHOWN] = "chown",
     [BW_OP_UTIMES] = "utimes",	    [BW_OP_EXEC] = "exec",	   [BW_OP_CONNECT] = "connect",
     [BW_OP_BIND] = "bind",	    [BW_OP_SENDMSG] = "sendmsg",   [BW_OP_SOCKET] = "socket",
+    [BW_OP_MMAP] = "mmap",	    [BW_OP_MPROTECT] = "mprotect",
 };
 
 const char *bw_op_name(unsigned op)
@@ -141,7 +142,7 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, const char *exe,
 		     int64_t boot_to_real_ns, const struct bw_event_src *src)
 {
-	char access[4] = "";
+	char access[5] = "";
 	int n = 0;
 
 	if (ev->access & BW_ACC_R)
@@ -150,6 +151,8 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		access[n++] = 'w';
 	if (ev->access & BW_ACC_X)
 		access[n++] = 'x';
+	if (ev->access & BW_ACC_M)
+		access[n++] = 'm';
 	access[n] = '\0';
 
 	jw_begin(w);

@@ -238,6 +238,56 @@ START_TEST(exec_rules_and_memfd)
 }
 END_TEST
 
+/*
+ * Exec keys carry running in `r` and mapping in `w`: `exec lib` fills only
+ * `w`, and each access is decided by its own most specific rule.
+ */
+START_TEST(exec_lib_slots)
+{
+	char err[256];
+	const struct bw_file_entry *e;
+
+	ck_assert_int_eq(compile_text("profile t\nallow exec /usr/bin/**\n"
+				      "allow exec lib /usr/lib/**\n"
+				      "allow exec /usr/lib/git-core/git\n"
+				      "deny exec /usr/lib/evil.so\n"
+				      "allow exec lib /opt/app/lib/**\n",
+				      err, sizeof(err)),
+			 0);
+	/* a program: runs and is mapped */
+	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/bin/true");
+	ck_assert_uint_eq(e->val.verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(e->val.verdict_w, BW_V_ALLOW);
+	ck_assert_uint_eq(e->val.rule_w, 1);
+	/* a library: mapped, not run (the default decides running) */
+	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	ck_assert_uint_eq(e->val.verdict_r, BW_V_NONE);
+	ck_assert_uint_eq(e->val.verdict_w, BW_V_ALLOW);
+	ck_assert_uint_eq(e->val.rule_w, 2);
+	/* a program inside a library directory runs by its own rule */
+	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/lib/git-core/git");
+	ck_assert_uint_eq(e->val.verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(e->val.rule_r, 3);
+	ck_assert_uint_eq(e->val.verdict_w, BW_V_ALLOW);
+	/* deny exec refuses mapping too */
+	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/lib/evil.so");
+	ck_assert_uint_eq(e->val.verdict_r, BW_V_DENY);
+	ck_assert_uint_eq(e->val.verdict_w, BW_V_DENY);
+	ck_assert_uint_eq(e->val.rule_w, 4);
+	e = bw_entries_lookup(comp.execs, comp.nexecs, "/opt/app/lib/libapp.so");
+	ck_assert_uint_eq(e->val.verdict_r, BW_V_NONE);
+	ck_assert_uint_eq(e->val.verdict_w, BW_V_ALLOW);
+	/* the pin of a deny exec rule carries both */
+	for (size_t i = 0; i < comp.npins; i++) {
+		if (comp.pins[i].cat != BW_CAT_PIN_EXEC || !comp.pins[i].deny)
+			continue;
+		ck_assert_str_eq(comp.pins[i].path, "/usr/lib/evil.so");
+		ck_assert_uint_eq(comp.pins[i].pin.self.verdict_w, BW_V_DENY);
+	}
+	ck_assert_uint_eq(comp.policy.has_exec_pins, 1);
+}
+END_TEST
+
 Suite *compile_suite(void)
 {
 	Suite *s = suite_create("compile");
@@ -253,6 +303,7 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, net_prefixes_and_ranges);
 	tcase_add_test(tc, net_too_many_ranges);
 	tcase_add_test(tc, exec_rules_and_memfd);
+	tcase_add_test(tc, exec_lib_slots);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -174,7 +174,9 @@ START_TEST(exec_rules)
 	rule = one_rule(&r, "allow exec /usr/bin/python3.11");
 	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
 	ck_assert_int_eq(rule->verdict, BW_V_ALLOW);
-	ck_assert_uint_eq(rule->file.access, 0);
+	/* a program runs, and its code is mapped */
+	ck_assert_uint_eq(rule->file.access, BW_ACC_X | BW_ACC_M);
+	ck_assert_uint_eq(bw_rule_slots(rule), BW_ACC_R | BW_ACC_W);
 	ck_assert_str_eq(rule->file.path, "/usr/bin/python3.11");
 	ck_assert(!rule->file.subtree);
 	ck_assert(!rule->file.memfd);
@@ -202,7 +204,41 @@ START_TEST(exec_rules)
 	one_error("allow exec bin/sh", 12, "relative path 'bin/sh'");
 	one_error("allow exec /bin/*", 12, "glob characters are not supported here");
 	one_error("allow exec /usr/**/bin", 12, "'**' is only allowed as the last component");
-	one_error("allow exec", 11, "missing program path or 'memfd'");
+	one_error("allow exec", 11, "missing program path, 'lib PATH' or 'memfd'");
+}
+END_TEST
+
+START_TEST(exec_lib_rules)
+{
+	struct parsed r;
+	const struct bw_rule *rule;
+
+	/* a library's code may be mapped, not run as a program */
+	rule = one_rule(&r, "allow exec lib /usr/lib/x86_64-linux-gnu//**");
+	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
+	ck_assert_uint_eq(rule->file.access, BW_ACC_M);
+	ck_assert_uint_eq(bw_rule_slots(rule), BW_ACC_W);
+	ck_assert_str_eq(rule->file.path, "/usr/lib/x86_64-linux-gnu");
+	ck_assert(rule->file.subtree);
+	ck_assert(!rule->file.memfd);
+	parsed_free(&r);
+
+	rule = one_rule(&r, "allow exec lib /opt/app/libapp.so");
+	ck_assert_str_eq(rule->file.path, "/opt/app/libapp.so");
+	ck_assert(!rule->file.subtree);
+	parsed_free(&r);
+
+	/* a quoted "lib" is a (relative) path, not the keyword */
+	one_error("allow exec \"lib\"", 12, "relative path 'lib'");
+	one_error("allow exec lib", 15, "missing library path after 'lib'");
+	one_error("allow exec lib lib/x.so", 16, "relative path 'lib/x.so'");
+	one_error("deny exec lib /usr/lib/**", 11,
+		  "'lib' is for allow rules only: 'deny exec PATH' refuses both running and "
+		  "mapping PATH");
+	one_error("allow exec lib memfd", 16,
+		  "'allow exec memfd' lets a memfd both run and be "
+		  "mapped: 'lib' takes a path");
+	one_error("allow exec lib /a /b", 19, "unexpected '/b' after a complete statement");
 }
 END_TEST
 
@@ -235,6 +271,7 @@ Suite *path_suite(void)
 	tcase_add_test(tc, path_errors);
 	tcase_add_test(tc, length_limit);
 	tcase_add_test(tc, exec_rules);
+	tcase_add_test(tc, exec_lib_rules);
 	tcase_add_test(tc, origins);
 	suite_add_tcase(s, tc);
 	return s;
