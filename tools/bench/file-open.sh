@@ -14,21 +14,8 @@
 # with a deny rule on the file's own file system (the pin climb runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-kernel=6.12
-iters=200000
-while [ $# -gt 0 ]; do
-	case $1 in
-	--kernel) kernel=$2; shift ;;
-	--iterations) iters=$2; shift ;;
-	--in-vm) inside=1 ;;
-	*) echo "usage: $0 [--kernel 6.1|6.12] [--iterations N]" >&2; exit 2 ;;
-	esac
-	shift
-done
-if [ -z "${inside:-}" ]; then
-	make -s all
-	exec tools/vm/vmrun.sh --bench --kernel "$kernel" -- tools/bench/file-open.sh --in-vm --iterations "$iters"
-fi
+. tools/bench/common.sh
+bench_start tools/bench/file-open.sh "$@"
 
 BW=build/bpfwarden
 LOOP=build/tests/openloop
@@ -47,15 +34,6 @@ profile() { # profile NRULES FILE
 			echo "allow file r $dir/rule$i/**"
 		done
 	} >"$2"
-}
-
-best() { # best CMD...: the fastest of 3 runs
-	local b="" v
-	for _ in 1 2 3; do
-		v=$("$@")
-		if [ -z "$b" ] || awk "BEGIN{exit !($v < $b)}"; then b=$v; fi
-	done
-	echo "$b"
 }
 
 base=$(best $LOOP "$target" "$iters")
