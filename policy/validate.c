@@ -33,6 +33,8 @@ static int cmp_object(const struct bw_rule *a, const struct bw_rule *b)
 
 	if (c)
 		return c;
+	if (a->cat == BW_CAT_NS)
+		return cmp_int(a->ns.what, b->ns.what);
 	if (a->cat != BW_CAT_NET) {
 		if ((c = cmp_int(a->file.memfd, b->file.memfd)))
 			return c;
@@ -62,11 +64,12 @@ static int cmp_index(const void *pa, const void *pb, void *arg)
 
 /*
  * File rules overlap by access bit, exec rules by what they decide (running,
- * mapping: `exec lib` overlaps `exec` on mapping); net rules always overlap.
+ * mapping: `exec lib` overlaps `exec` on mapping); net and view rules always
+ * overlap.
  */
 static unsigned access_bits(const struct bw_rule *r)
 {
-	return r->cat == BW_CAT_NET ? 1 : bw_rule_slots(r);
+	return r->cat == BW_CAT_FILE || r->cat == BW_CAT_EXEC ? bw_rule_slots(r) : 1;
 }
 
 #define NONE SIZE_MAX

@@ -15,7 +15,7 @@
 /* Every fd closed: the initial value of a struct bw_maps. */
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                         \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                 \
 	}
 
 struct bw_maps {
@@ -29,7 +29,9 @@ struct bw_maps {
 	int rbufs;
 	int counters;
 	int pinbits;
-	int lock_fd; /* held while changing shared state */
+	int cg_count;  /* bw_cgroups entries by kind (include/bpfwarden.h) */
+	int cg_limits; /* limits on made cgroups */
+	int lock_fd;   /* held while changing shared state */
 };
 
 /*
@@ -44,6 +46,12 @@ int bw_load(struct bw_maps *m, bool want_lsm);
  * program is pinned already): each of these takes its capabilities.
  */
 unsigned bw_load_needs(bool want_lsm);
+/*
+ * The changes of the sandbox's view (mount, chroot, user namespaces:
+ * bpf/ns.bpf.c) that this kernel has no LSM hook to refuse, as a list of
+ * "what (hook)"; NULL when every one is refused there (given BPF LSM).
+ */
+const char *bw_view_unrefused(void);
 /* Open the pinned maps only; -ENOENT when nothing is loaded. */
 int bw_open_pinned(struct bw_maps *m);
 void bw_maps_close(struct bw_maps *m);

@@ -123,6 +123,20 @@ static const struct example {
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
     {"deny in learn mode", BW_EV_DENY, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 2, 555,
      .path = "/etc/shadow"},
+    /* mount --bind /etc /tmp/job/etc: the event names the mount point. */
+    {"view: a mount", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MOUNT, 0, 0, 0, 592, "mount",
+     "/usr/bin/mount", "/tmp/job/etc"},
+    {"view: a user namespace, which has no path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_USERNS, 0, 0,
+     0, 629, "unshare", "/usr/bin/unshare", ""},
+    {"view: chroot learned", BW_EV_LEARN, BW_MODE_LEARN, BW_OP_CHROOT, 0, 0, 0, 666,
+     .path = "/tmp/job/root"},
+    /* Root in the sandbox writes its PID to the root cgroup's cgroup.procs. */
+    {"cgroup_migrate", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CGROUP_MIGRATE, BW_ACC_W, 0,
+     BW_RULE_LEAVE_CGROUP, 592, "sh", "/usr/bin/dash", "/"},
+    {"cgroup_mkdir over a limit", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CGROUP_MKDIR, BW_ACC_W, 0,
+     BW_RULE_CGROUPS_SLOT, 629, "mkdir", "/usr/bin/mkdir", "/bpfwarden/run-171/c1024"},
+    {"setxattr", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SETXATTR, BW_ACC_W, BW_EVF_FS_RELATIVE, 3, 666,
+     "setfattr", "/usr/bin/setfattr", "/etc/ssh/sshd_config"},
     {"lost: throttled", .agent_line = ex_lost_throttled},
     {"lost: ring buffer", .agent_line = ex_lost_ring},
     {"agent", .agent_line = ex_agent},
