@@ -276,9 +276,9 @@ START_TEST(loaders_by_name)
 	    "ld.so.1",
 	};
 	static const char *const no[] = {
-	    "/usr/bin/ld",	   "/usr/bin/ld.bfd",	  "/usr/bin/ld.gold", "/usr/bin/ldd",
-	    "/sbin/ldconfig",	   "/usr/lib/libld.so.1", "/opt/ld-tools/run", "/usr/bin/ld-wrapper",
-	    "/opt/ld-x.so.config",
+	    "/usr/bin/ld",	 "/usr/bin/ld.bfd",	"/usr/bin/ld.gold",
+	    "/usr/bin/ldd",	 "/sbin/ldconfig",	"/usr/lib/libld.so.1",
+	    "/opt/ld-tools/run", "/usr/bin/ld-wrapper", "/opt/ld-x.so.config",
 	};
 
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
