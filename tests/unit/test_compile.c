@@ -238,6 +238,20 @@ START_TEST(exec_rules_and_memfd)
 }
 END_TEST
 
+/* The exec key of path: running (`r` slot) and mapping (`w` slot), and the rule of each. */
+static void expect_exec(const char *path, unsigned run, unsigned run_rule, unsigned map,
+			unsigned map_rule)
+{
+	const struct bw_file_entry *e = bw_entries_lookup(comp.execs, comp.nexecs, path);
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->val.verdict_r, run);
+	if (run != BW_V_NONE)
+		ck_assert_uint_eq(e->val.rule_r, run_rule);
+	ck_assert_uint_eq(e->val.verdict_w, map);
+	ck_assert_uint_eq(e->val.rule_w, map_rule);
+}
+
 /*
  * Exec keys carry running in `r` and mapping in `w`: `exec lib` fills only
  * `w`, and each access is decided by its own most specific rule.
@@ -245,7 +259,6 @@ END_TEST
 START_TEST(exec_lib_slots)
 {
 	char err[256];
-	const struct bw_file_entry *e;
 
 	ck_assert_int_eq(compile_text("profile t\nallow exec /usr/bin/**\n"
 				      "allow exec lib /usr/lib/**\n"
@@ -255,28 +268,14 @@ START_TEST(exec_lib_slots)
 				      err, sizeof(err)),
 			 0);
 	/* a program: runs and is mapped */
-	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/bin/true");
-	ck_assert_uint_eq(e->val.verdict_r, BW_V_ALLOW);
-	ck_assert_uint_eq(e->val.verdict_w, BW_V_ALLOW);
-	ck_assert_uint_eq(e->val.rule_w, 1);
+	expect_exec("/usr/bin/true", BW_V_ALLOW, 1, BW_V_ALLOW, 1);
 	/* a library: mapped, not run (the default decides running) */
-	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-	ck_assert_uint_eq(e->val.verdict_r, BW_V_NONE);
-	ck_assert_uint_eq(e->val.verdict_w, BW_V_ALLOW);
-	ck_assert_uint_eq(e->val.rule_w, 2);
+	expect_exec("/usr/lib/x86_64-linux-gnu/libc.so.6", BW_V_NONE, 0, BW_V_ALLOW, 2);
 	/* a program inside a library directory runs by its own rule */
-	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/lib/git-core/git");
-	ck_assert_uint_eq(e->val.verdict_r, BW_V_ALLOW);
-	ck_assert_uint_eq(e->val.rule_r, 3);
-	ck_assert_uint_eq(e->val.verdict_w, BW_V_ALLOW);
+	expect_exec("/usr/lib/git-core/git", BW_V_ALLOW, 3, BW_V_ALLOW, 3);
 	/* deny exec refuses mapping too */
-	e = bw_entries_lookup(comp.execs, comp.nexecs, "/usr/lib/evil.so");
-	ck_assert_uint_eq(e->val.verdict_r, BW_V_DENY);
-	ck_assert_uint_eq(e->val.verdict_w, BW_V_DENY);
-	ck_assert_uint_eq(e->val.rule_w, 4);
-	e = bw_entries_lookup(comp.execs, comp.nexecs, "/opt/app/lib/libapp.so");
-	ck_assert_uint_eq(e->val.verdict_r, BW_V_NONE);
-	ck_assert_uint_eq(e->val.verdict_w, BW_V_ALLOW);
+	expect_exec("/usr/lib/evil.so", BW_V_DENY, 4, BW_V_DENY, 4);
+	expect_exec("/opt/app/lib/libapp.so", BW_V_NONE, 0, BW_V_ALLOW, 5);
 	/* the pin of a deny exec rule carries both */
 	for (size_t i = 0; i < comp.npins; i++) {
 		if (comp.pins[i].cat != BW_CAT_PIN_EXEC || !comp.pins[i].deny)

@@ -166,20 +166,27 @@ START_TEST(length_limit)
 }
 END_TEST
 
+/* An exec rule on a path: what it decides (BW_ACC_X running, BW_ACC_M mapping) and where. */
+static void expect_exec_path(const struct bw_rule *rule, unsigned access, const char *path,
+			     bool subtree)
+{
+	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
+	ck_assert_uint_eq(rule->file.access, access);
+	ck_assert_str_eq(rule->file.path, path);
+	ck_assert_int_eq(rule->file.subtree, subtree);
+	ck_assert(!rule->file.memfd);
+}
+
 START_TEST(exec_rules)
 {
 	struct parsed r;
 	const struct bw_rule *rule;
 
 	rule = one_rule(&r, "allow exec /usr/bin/python3.11");
-	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
 	ck_assert_int_eq(rule->verdict, BW_V_ALLOW);
 	/* a program runs, and its code is mapped */
-	ck_assert_uint_eq(rule->file.access, BW_ACC_X | BW_ACC_M);
+	expect_exec_path(rule, BW_ACC_X | BW_ACC_M, "/usr/bin/python3.11", false);
 	ck_assert_uint_eq(bw_rule_slots(rule), BW_ACC_R | BW_ACC_W);
-	ck_assert_str_eq(rule->file.path, "/usr/bin/python3.11");
-	ck_assert(!rule->file.subtree);
-	ck_assert(!rule->file.memfd);
 	parsed_free(&r);
 
 	rule = one_rule(&r, "deny exec /opt/tools//**");
@@ -215,17 +222,12 @@ START_TEST(exec_lib_rules)
 
 	/* a library's code may be mapped, not run as a program */
 	rule = one_rule(&r, "allow exec lib /usr/lib/x86_64-linux-gnu//**");
-	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
-	ck_assert_uint_eq(rule->file.access, BW_ACC_M);
+	expect_exec_path(rule, BW_ACC_M, "/usr/lib/x86_64-linux-gnu", true);
 	ck_assert_uint_eq(bw_rule_slots(rule), BW_ACC_W);
-	ck_assert_str_eq(rule->file.path, "/usr/lib/x86_64-linux-gnu");
-	ck_assert(rule->file.subtree);
-	ck_assert(!rule->file.memfd);
 	parsed_free(&r);
 
 	rule = one_rule(&r, "allow exec lib /opt/app/libapp.so");
-	ck_assert_str_eq(rule->file.path, "/opt/app/libapp.so");
-	ck_assert(!rule->file.subtree);
+	expect_exec_path(rule, BW_ACC_M, "/opt/app/libapp.so", false);
 	parsed_free(&r);
 
 	/* a quoted "lib" is a (relative) path, not the keyword */

@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Sourced by the --bench benchmarks (file-open.sh, mmap-exec.sh), from the
-# checkout's root: their options, the guest they run in, the best of 3 runs.
+# Sourced by the --bench benchmarks (file-open.sh, mmap-exec.sh) first thing:
+# strict mode and the checkout's root as working directory, their options, the
+# guest they run in, the best of 3 runs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-# bench_start SCRIPT [--kernel 6.1|6.12] [--iterations N]: sets $iters. Outside
+# bench_start SCRIPT [--kernel 6.1|6.12] [--iterations N]: sets $iters, $BW
+# (the agent) and $dir (the guest's scratch directory, on tmpfs). Outside
 # the VM it builds, runs SCRIPT again in a guest booted with vmrun.sh --bench
 # (guest time counts instructions, so ratios repeat) and does not return.
 bench_start() {
@@ -23,6 +27,8 @@ bench_start() {
 		make -s all
 		exec tools/vm/vmrun.sh --bench --kernel "$kernel" -- "$script" --in-vm --iterations "$iters"
 	fi
+	BW=build/bpfwarden
+	dir=/tmp/bench
 }
 
 # best CMD...: the fastest of 3 runs of a command that prints one number.

@@ -12,14 +12,10 @@
 # with 10, 1,000 and 10,000 rules (default allow, the file matched by a
 # subtree rule, one deny rule on another file system, so no pin climb); and
 # with a deny rule on the file's own file system (the pin climb runs).
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-. tools/bench/common.sh
+. "$(dirname "$0")/common.sh"
 bench_start tools/bench/file-open.sh "$@"
 
-BW=build/bpfwarden
 LOOP=build/tests/openloop
-dir=/tmp/bench
 mkdir -p "$dir/data/lib/python3/json"
 target=$dir/data/lib/python3/json/decoder.py
 echo data >"$target"
