@@ -6,7 +6,7 @@
 # guest run. Outside the VM it boots one (tools/vm/vmrun.sh --bench: guest
 # time counts instructions, so the ratios repeat from run to run).
 #
-#   tools/bench/file-open.sh [--kernel 6.1|6.12] [--iterations N]
+#   tools/bench/file-open.sh [--kernel 6.1|6.12] [--iterations N] [--timeout S]
 #
 # Configurations: no agent; programs loaded, process ungoverned; governed
 # with 10, 1,000 and 10,000 rules (default allow, the file matched by a

@@ -6,7 +6,7 @@
 # agent loaded, side by side in one guest run. Outside the VM it boots one
 # (tools/vm/vmrun.sh --bench: guest time counts instructions).
 #
-#   tools/bench/mmap-exec.sh [--kernel 6.1|6.12] [--iterations N]
+#   tools/bench/mmap-exec.sh [--kernel 6.1|6.12] [--iterations N] [--timeout S]
 #
 # Mappings: a file readable (returns before any lookup), anonymous memory
 # executable (likewise), a file executable (one lookup when not governed;
