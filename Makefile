@@ -56,6 +56,9 @@ UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD
 	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
+# Shared libraries the tests load (LD_PRELOAD, dlopen): tests/helpers/lib/X.c -> libX.so.
+HELPER_LIB_SRCS := $(wildcard tests/helpers/lib/*.c)
+HELPER_LIBS := $(patsubst tests/helpers/lib/%.c,$(BUILD)/tests/lib%.so,$(HELPER_LIB_SRCS))
 
 AGENT := $(BUILD)/bpfwarden
 
@@ -126,7 +129,12 @@ $(BUILD)/tests/%: tests/helpers/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(if $(findstring uring,$*),-luring)
 
-helpers: $(HELPERS)
+$(BUILD)/tests/lib%.so: tests/helpers/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -shared -fPIC $< -o $@
+
+helpers: $(HELPERS) $(HELPER_LIBS)
 
 # Host tests: need the right to create BPF maps, no BPF program.
 TRIE_TEST := $(BUILD)/tests/trie_agrees
@@ -207,7 +215,7 @@ install: agent helpers
 		install -D -m 755 $$f $(DESTDIR)$(SELFTEST_DIR)/build/tests/$${f##*/} || exit 1; done
 
 format:
-	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)
+	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/helpers/lib/*.c tests/fuzz/*.c tests/host/*.c)
 
 clean:
 	rm -rf $(BUILD)

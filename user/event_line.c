@@ -50,6 +50,8 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_REMOVEXATTR] = "removexattr",
     [BW_OP_SETACL] = "setacl",
     [BW_OP_SETFLAGS] = "setflags",
+    [BW_OP_MMAP] = "mmap",
+    [BW_OP_MPROTECT] = "mprotect",
     [BW_OP_PTRACE] = "ptrace",
     [BW_OP_SIGNAL] = "signal",
     [BW_OP_CONTROL] = "control",
@@ -290,7 +292,7 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, const char *exe,
 		     int64_t boot_to_real_ns, const struct bw_event_src *src)
 {
-	char access[4] = "";
+	char access[5] = "";
 	int n = 0;
 
 	if (ev->access & BW_ACC_R)
@@ -299,6 +301,8 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		access[n++] = 'w';
 	if (ev->access & BW_ACC_X)
 		access[n++] = 'x';
+	if (ev->access & BW_ACC_M)
+		access[n++] = 'm';
 	access[n] = '\0';
 
 	jw_begin(w);

@@ -26,7 +26,13 @@ FSOP = os.path.join(BUILD, "tests", "fsop")
 SCRATCH = "/tmp/bwit"
 
 # What every sandboxed C program or shell needs to start (and be started)
-# under `default deny`.
+# under `default deny`: its libraries are mapped (`exec lib`), the loader
+# among them.
+LIB_RULES = """
+allow exec lib /usr/lib/**
+allow exec lib /lib/**
+allow exec lib /lib64/**
+"""
 RUNTIME_RULES = """
 allow file r /usr/**
 allow file r /lib/**
@@ -36,7 +42,7 @@ allow file r {build}/**
 allow file rw /dev/null
 allow exec /usr/bin/**
 allow exec {build}/**
-""".format(build=BUILD)
+""".format(build=BUILD) + LIB_RULES
 
 
 class Failure(Exception):
