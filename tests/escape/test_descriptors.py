@@ -126,12 +126,18 @@ def try_descriptor(req, key, obj, what, extra=None):
 
 
 def test_file_over_scm_rights():
+    """A descriptor of a denied file, opened outside the sandbox and sent over
+    a unix socket (SCM_RIGHTS): dropped on receipt, decided as an open for
+    reading."""
     try_descriptor(["file", S + "/secret"], "path", lambda b: b.secret,
                    "a denied file's descriptor from outside",
                    lambda e: check_eq(e["access"], "r", "decided as an open for reading"))
 
 
 def test_tcp_socket_over_scm_rights():
+    """A TCP socket connected outside the sandbox to a denied address and
+    port, sent over a unix socket: dropped on receipt, decided as a connect
+    to its peer."""
     try_descriptor(["tcp"], "port", lambda b: b.port,
                    "a TCP socket connected from outside to a denied port",
                    lambda e: check_eq((e["family"], e["proto"], e["addr"]),
@@ -139,6 +145,9 @@ def test_tcp_socket_over_scm_rights():
 
 
 def test_unix_socket_over_scm_rights():
+    """A unix socket connected outside the sandbox to a denied service (which
+    wrote its answer and hung up), sent over a unix socket: dropped on
+    receipt, decided as a connect to the peer's name."""
     try_descriptor(["unix"], "unix", lambda b: b.unix_path,
                    "a unix socket connected from outside to a denied name")
 
