@@ -193,11 +193,11 @@ def test_limits_on_the_agent():
     needs_lsm()
     s = Sleeper()
     try:
-        for route, control in (("prlimit", "rlimit"), ("nice", "nice"),
-                               ("affinity", "scheduler"), ("ioprio", "ioprio")):
+        for route, ctl in (("prlimit", "rlimit"), ("nice", "nice"),
+                         ("affinity", "scheduler"), ("ioprio", "ioprio")):
             r = run(allow_all(), driver(route, "parent"))
             e = at_agent(r, "EPERM", "control", route + " of the agent")
-            check_eq(e["control"], control, route + ": the event says what")
+            check_eq(e["control"], ctl, route + ": the event says what")
             r = run(allow_all(), driver(route, s.pid))
             control(outcome_lines(r) == ["OK set"] and not denials(r.events),
                     "%s of a process that is not an agent: %r, events %r"
