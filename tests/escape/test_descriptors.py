@@ -54,8 +54,11 @@ class Broker:
     def banner(self, srv, prefix):
         while True:
             conn, _ = srv.accept()
-            conn.sendall(prefix + self.token.encode())
-            conn.close()
+            with conn:
+                try:
+                    conn.sendall(prefix + self.token.encode())
+                except OSError:
+                    pass  # the client is gone: its descriptor was refused and closed
 
     def make(self, kind, arg):
         if kind == "file":
@@ -86,11 +89,15 @@ class Broker:
         while True:
             conn, _ = self.srv.accept()
             with conn:
-                req = conn.makefile().readline().split()
-                fd = self.make(req[0], req[1] if len(req) > 1 else None)
-                conn.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                       array.array("i", [fd]))])
-                os.close(fd)
+                try:
+                    req = conn.makefile().readline().split()
+                    fd = self.make(req[0], req[1] if len(req) > 1 else None)
+                    conn.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                           array.array("i", [fd]))])
+                    os.close(fd)
+                except OSError as e:
+                    # Serve the next request: the one that failed sees no descriptor.
+                    print("broker: %s" % e, file=sys.stderr)
 
     def close(self):
         for s in (self.srv, self.tcp, self.unix):
