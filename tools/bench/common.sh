@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Sourced by the --bench benchmarks (file-open.sh, mmap-exec.sh) first thing:
-# strict mode and the checkout's root as working directory, their options, the
-# guest they run in, the best of 3 runs.
+# Sourced by the --bench benchmarks (file-open.sh, mmap-exec.sh,
+# guard-hooks.sh) first thing: strict mode and the checkout's root as working
+# directory, their options, the guest they run in, the best of 3 runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
