@@ -53,7 +53,10 @@ class Broker:
 
     def banner(self, srv, prefix):
         while True:
-            conn, _ = srv.accept()
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return  # closed: the test is over
             with conn:
                 try:
                     conn.sendall(prefix + self.token.encode())
@@ -87,7 +90,10 @@ class Broker:
 
     def serve(self):
         while True:
-            conn, _ = self.srv.accept()
+            try:
+                conn, _ = self.srv.accept()
+            except OSError:
+                return  # closed: the test is over
             with conn:
                 try:
                     req = conn.makefile().readline().split()

@@ -12,13 +12,14 @@ made by this harness, outside the sandbox, after the agent says it governs
 and before the program is let go.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from escape import (BUILD, BW, RUNTIME_RULES, SCRATCH, Failure, check, check_eq, denials, events, got_through, main,
-                    profile, read, refused, skip, wait_for, write)
+from escape import (BUILD, BW, RUNTIME_RULES, SCRATCH, Failure, cgroup_root, check, check_eq, denials, events,
+                    got_through, main, profile, read, refused, skip, wait_for, write)
 
 S = SCRATCH
 IDROUTE = os.path.join(BUILD, "tests", "idroute")
@@ -39,6 +40,7 @@ class World:
 
     def __init__(self):
         self.undo = []
+        self.inside = []  # pids attempt() moves into the sandbox's cgroup
 
     def sh(self, *cmd):
         subprocess.run(list(cmd), check=True)
@@ -57,9 +59,10 @@ class World:
         self.undo = []
 
 
-def attempt(prof_text, route, after=None, pass_fds=(), name="t"):
+def attempt(prof_text, route, after=None, pass_fds=(), name="t", inside=lambda: ()):
     """Run the route's program under a profile; after() runs outside the
-    sandbox once the agent governs it, before the program goes on."""
+    sandbox once the agent governs it, then the processes inside() names are
+    moved into the sandbox's cgroup, before the program goes on."""
     prof = profile(prof_text, name=name)
     fd, log = tempfile.mkstemp(prefix="bw-", suffix=".log", dir=S)
     os.close(fd)
@@ -79,6 +82,11 @@ def attempt(prof_text, route, after=None, pass_fds=(), name="t"):
                           % (p.communicate()[1][-2000:], read(log)[-2000:]))
         if after:
             after()
+        pids = inside()
+        if pids:
+            cg = re.search(r"governing (\S+) with profile", read(log)).group(1)
+            for pid in pids:
+                write(cgroup_root() + cg + "/cgroup.procs", str(pid))
         write(go, "")
         out, err = p.communicate(timeout=120)
     finally:
@@ -101,7 +109,8 @@ def both(make, forbid, route_of, obj, what, errno_name="EACCES", after=None):
             ctx = make(world)
             r = attempt(prof_text, route_of(ctx),
                         after=(lambda: after(world, ctx)) if after else None,
-                        pass_fds=ctx.get("fds", ()) if isinstance(ctx, dict) else ())
+                        pass_fds=ctx.get("fds", ()) if isinstance(ctx, dict) else (),
+                        inside=lambda: world.inside)
         finally:
             world.close()
         results.append(r)
@@ -179,12 +188,15 @@ def test_created_after_load_hard_link_outside():
 def bind_in_other_namespace(world, source, target, link):
     """A process in a mount namespace of its own with W/source bind-mounted
     on W/target there only; link names W/target/key through its
-    /proc/PID/root."""
+    /proc/PID/root. attempt() moves it into the sandbox's cgroup: one
+    outside the sandbox is refused by the process boundary before any of
+    its files is decided (test_processes.py, test_proc_root_and_cwd_outside)."""
     ready = W + "/ns-ready"
     p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
                           "mount --bind %s/%s %s/%s && touch %s && exec sleep 300"
                           % (W, source, W, target, ready)])
     world.undo.append(lambda: (p.kill(), p.wait()))
+    world.inside.append(p.pid)
     wait_for(lambda: os.path.exists(ready), what="the other namespace")
     os.symlink("/proc/%d/root%s/%s/key" % (p.pid, W, target), link)
 
