@@ -66,19 +66,20 @@ def pair(rules, allow):
     return forbid, control
 
 
-def refused_then_through(forbid, control, route, obj, what, last, key="path", first=None):
+def refused_then_through(forbid, control, route, obj, what, last, key="path", first=None,
+                         pass_fds=()):
     """The route refused under forbid (one deny event naming obj by key), the
     secret not read; then through under control, its last line `last`. first:
     (step, outcome) tried before the route under forbid, such as the object
-    refused by its real name."""
+    refused by its real name. pass_fds: descriptors both runs inherit."""
     pre = steps(first[0]) + [";"] if first else [MOUNTOP]
-    r = run(forbid, pre + route[1:])
+    r = run(forbid, pre + route[1:], pass_fds=pass_fds)
     if first:
         check_eq(outcome_lines(r)[0], first[1], what + ": by its real name")
     refused(r, "EPERM", obj, what, key=key)
     not_read(r)
     did_not_run(r)
-    r = run(control, route)
+    r = run(control, route, pass_fds=pass_fds)
     got_through(r, what)
     check_eq(outcome_lines(r)[-1], last, what + ": what the route got")
     return r
@@ -418,7 +419,9 @@ def test_pivot_root_runs_own_copy_as_allowed_program():
 
 def test_setns_into_another_mount_namespace():
     """A process outside the sandbox has a mount namespace where an allowed name
-    is bound to a secret; the sandbox enters it."""
+    is bound to a secret; the sandbox enters it, through a descriptor of the
+    namespace opened outside and inherited (/proc/PID/ns/mnt of a process
+    outside is refused before setns, by the process boundary: test_processes.py)."""
     secret_file(S + "/secret/key")
     write(S + "/pub/file", "public\n")
     ready = S + "/ns-ready"
@@ -432,10 +435,13 @@ def test_setns_into_another_mount_namespace():
                 break
             threading.Event().wait(0.05)
         check(os.path.exists(ready), "the other namespace is ready")
-        route = steps(["setns", "/proc/%d/ns/mnt" % other.pid], ["read", S + "/pub/file"])
+        nsfd = os.open("/proc/%d/ns/mnt" % other.pid, os.O_RDONLY)
+        route = steps(["setns", "/proc/self/fd/%d" % nsfd], ["read", S + "/pub/file"])
         refused_then_through(*pair("allow file r %s/pub/**\nallow file r /proc/**\n" % S,
                                    ["chroot"]), route, "setns",
-                             "setns into another mount namespace", "OK " + SECRET, key="op")
+                             "setns into another mount namespace", "OK " + SECRET, key="op",
+                             pass_fds=(nsfd,))
+        os.close(nsfd)
     finally:
         other.kill()
         other.wait()

@@ -128,15 +128,17 @@ class Result:
         return self.stdout.splitlines()
 
 
-def run(prof, cmd, mode=None, stdin=None, timeout=120, extra=()):
-    """bpfwarden run --profile PROF -- CMD, with the log in its own file."""
+def run(prof, cmd, mode=None, stdin=None, timeout=120, extra=(), pass_fds=()):
+    """bpfwarden run --profile PROF -- CMD, with the log in its own file;
+    pass_fds: descriptors the command inherits."""
     fd, log = tempfile.mkstemp(prefix="bw-", suffix=".log", dir=SCRATCH)
     os.close(fd)
     args = [BW, "run", "--profile", prof, "--log", log]
     if mode:
         args += ["--mode", mode]
     args += list(extra) + ["--"] + list(cmd)
-    proc = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout,
+                          pass_fds=pass_fds)
     return Result(proc, log)
 
 
