@@ -149,9 +149,10 @@ unit: $(BUILD)/tests/unit_tests
 	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
 		$(BUILD)/tests/unit_tests
 
-# The compiler and the pin planning run too (pins.c links libbpf and libmount, not called).
-FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/mounts.c \
-	user/util.c
+# The compiler and the pin planning run too (pins.c and positions.c link libbpf
+# and libmount, not called).
+FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/positions.c \
+	user/mounts.c user/util.c
 $(BUILD)/fuzz/fuzz_profile: $(FUZZ_SRCS) $(wildcard include/*.h policy/*.h user/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
