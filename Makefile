@@ -139,7 +139,7 @@ helpers: $(HELPERS) $(HELPER_LIBS)
 # Host tests: need the right to create BPF maps, no BPF program.
 TRIE_TEST := $(BUILD)/tests/trie_agrees
 $(TRIE_TEST): tests/host/trie_agrees.c $(BUILD)/user/compile.o $(BUILD)/user/pins.o \
-		$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
+		$(BUILD)/user/positions.o $(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
