@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Sourced by the --bench benchmarks (file-open.sh, mmap-exec.sh,
-# guard-hooks.sh, start.sh) first thing: strict mode and the checkout's root as working
-# directory, their options, the guest they run in, the best of 3 runs.
+# guard-hooks.sh, start.sh) first thing: strict mode and the checkout's root
+# as working directory, their options, the guest they run in, the best of 3
+# runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
