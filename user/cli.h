@@ -26,6 +26,7 @@ struct bw_opts {
 	enum bw_mode mode;
 	bool mode_given;
 	bool all;
+	bool replace; /* attach: take a governed subtree over */
 	long duration;	       /* seconds; 0: not given */
 	unsigned event_rate;   /* BW_DEFAULT_EVENT_RATE unless given; 0: no limit */
 	unsigned min_children; /* 0: the learner's default */
@@ -40,6 +41,7 @@ enum {
 	BW_KEY_MIN_CHILDREN,
 	BW_KEY_EXACT,
 	BW_KEY_USAGE,
+	BW_KEY_REPLACE,
 };
 
 /* The options, defined once; each command lists the ones it takes. */
@@ -83,6 +85,11 @@ enum {
 	{                                                                                          \
 		"output", 'o', "PATH", 0,                                                          \
 		    "Write the learned profile to PATH (a directory with --all)", 0                \
+	}
+#define BW_OPT_REPLACE                                                                             \
+	{                                                                                          \
+		"replace", BW_KEY_REPLACE, 0, 0,                                                   \
+		    "If the cgroup is governed, replace its profile at once (no gap, no mix)", 0  \
 	}
 /* Learning: how far the profile writer generalises (docs/learn.md). */
 #define BW_OPTS_LEARN                                                                              \

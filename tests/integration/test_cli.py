@@ -19,7 +19,7 @@ from bwtest import BW, REPO, check, check_eq, main, profile, skip  # noqa: E402
 COMMANDS = {
     "run": ["--profile", "--mode", "--log", "--event-rate", "--output", "--min-children",
             "--exact"],
-    "attach": ["--cgroup", "--profile", "--mode", "--log", "--event-rate"],
+    "attach": ["--cgroup", "--profile", "--mode", "--log", "--event-rate", "--replace"],
     "detach": ["--cgroup"],
     "mode": ["--cgroup"],
     "learn": ["--cgroup", "--all", "--duration", "--output", "--profile", "--log",
