@@ -28,6 +28,7 @@ COMMANDS = {
     "status": [],
     "check": [],
     "reset": [],
+    "upgrade": [],
 }
 
 # A profile the cgroup programs enforce alone (no BPF LSM needed).
