@@ -52,10 +52,13 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # profile writer is user/learn/ but for its glue to the agent (agent.c).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/cgroup.o \
 	$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_check.o \
-	$(BUILD)/user/pins.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
+	$(BUILD)/user/pins.o $(BUILD)/user/positions.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
 	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
+# Shared libraries the tests load (LD_PRELOAD, dlopen): tests/helpers/lib/X.c -> libX.so.
+HELPER_LIB_SRCS := $(wildcard tests/helpers/lib/*.c)
+HELPER_LIBS := $(patsubst tests/helpers/lib/%.c,$(BUILD)/tests/lib%.so,$(HELPER_LIB_SRCS))
 
 AGENT := $(BUILD)/bpfwarden
 
@@ -80,6 +83,9 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+# The identity hooks set bitmap bits with atomic ORs (BPF ISA v3, kernels >= 5.12).
+$(BUILD)/bpf/ident.bpf.o: BPF_CFLAGS += -mcpu=v3
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -123,7 +129,12 @@ $(BUILD)/tests/%: tests/helpers/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(if $(findstring uring,$*),-luring)
 
-helpers: $(HELPERS)
+$(BUILD)/tests/lib%.so: tests/helpers/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -shared -fPIC $< -o $@
+
+helpers: $(HELPERS) $(HELPER_LIBS)
 
 # Host tests: need the right to create BPF maps, no BPF program.
 TRIE_TEST := $(BUILD)/tests/trie_agrees
@@ -166,6 +177,8 @@ hosttest: all $(TRIE_TEST)
 	$(Q)$(TRIE_TEST)
 	$(call msg,TEST,network rules on the host kernel $(shell uname -r))
 	$(Q)/usr/bin/python3 tests/integration/test_net.py
+	$(call msg,TEST,network doors on the host kernel $(shell uname -r))
+	$(Q)/usr/bin/python3 tests/escape/test_netdoors.py
 	$(call msg,TEST,the command line on the host kernel)
 	$(Q)/usr/bin/python3 tests/integration/test_cli.py
 
@@ -184,14 +197,25 @@ demo: all
 
 # The agent finds its profile library at $(PREFIX)/share/bpfwarden/profiles
 # from $(PREFIX)/sbin (user/libdir.c).
-install: agent
+# `bpfwarden selftest` finds its corpus there (user/cmd_selftest.c): the
+# route tests, their Python harness and the helper programs they run.
+SELFTEST_DIR = $(PREFIX)/share/bpfwarden/selftest
+SELFTEST_FILES = $(wildcard tests/escape/*.py tools/vm/modload.sh) \
+	$(filter-out tests/integration/test_%.py,$(wildcard tests/integration/*.py))
+install: agent helpers
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/sbin/bpfwarden
 	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
 		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
+	$(call msg,INSTALL,$(DESTDIR)$(SELFTEST_DIR) (the escape corpus of bpfwarden selftest))
+	$(Q)for f in $(SELFTEST_FILES); do \
+		install -D -m $$(test -x $$f && echo 755 || echo 644) $$f \
+			$(DESTDIR)$(SELFTEST_DIR)/$$f || exit 1; done
+	$(Q)for f in $(HELPERS); do \
+		install -D -m 755 $$f $(DESTDIR)$(SELFTEST_DIR)/build/tests/$${f##*/} || exit 1; done
 
 format:
-	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)
+	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/helpers/lib/*.c tests/fuzz/*.c tests/host/*.c)
 
 clean:
 	rm -rf $(BUILD)

@@ -13,15 +13,29 @@
 #define EAGAIN 11
 #define ENOMEM 12
 #define EACCES 13
+#define EEXIST 17
 
 #define AF_UNIX	  1
 #define AF_INET	  2
 #define AF_INET6  10
 #define AF_PACKET 17
 
+/* mmap(2) and mprotect(2) protection, and the vma flag it sets */
+#define PROT_EXEC 0x4
+#define VM_EXEC	  0x4
+
 #define FMODE_READ  0x1
 #define FMODE_WRITE 0x2
 #define O_TRUNC	    01000
+
+/* file.f_flags of a file opened by exec (FMODE_EXEC's value) */
+#define __FMODE_EXEC 0x20
+
+/* mount.mnt_ns of a file system's internal mount (kern_mount, clone_private_mount) */
+#define MNT_NS_INTERNAL ((void *)-22)
+
+/* struct dentry.d_flags: a dentry that exportfs could not connect to its parent */
+#define DCACHE_DISCONNECTED 0x20
 
 /* struct iattr.ia_valid */
 #define ATTR_MODE  (1 << 0)

@@ -102,6 +102,12 @@ enum bw_mode {
 #define BW_ACC_R 0x1
 #define BW_ACC_W 0x2
 #define BW_ACC_X 0x4 /* executing: decided by exec rules (the `r` slot of their values) */
+/*
+ * Mapping a file's code executable (mmap, mprotect with PROT_EXEC): decided by
+ * exec rules with the `w` slot of their values, which `allow exec lib` fills
+ * alone and `allow exec` together with `r`.
+ */
+#define BW_ACC_M 0x8
 
 enum bw_verdict {
 	BW_V_NONE = 0, /* no rule: the category default decides */
@@ -223,6 +229,8 @@ static inline __u32 bw_path_key_bits(__u32 len)
  * Decision of the most specific rule for each access; the compiler fills the
  * accesses a key's own rules leave open from its nearest ancestor, so one
  * trie lookup decides. rule ids index the profile's rule table (0: default).
+ * Exec rules: `r` is running the file (BW_ACC_X), `w` mapping its code
+ * executable (BW_ACC_M).
  */
 struct bw_path_rule {
 	__u16 rule_r;
@@ -267,6 +275,57 @@ struct bw_inode_pin {
 	struct bw_path_rule below;
 };
 _Static_assert(sizeof(struct bw_inode_pin) == 16, "bw_inode_pin size");
+
+/*
+ * Positions: where the objects of rules are, or may appear later, in their
+ * file system's own tree (user/positions.c plans them, bpf/ident.bpf.c
+ * follows them). A position is a directory's position and a name below it;
+ * its id is a hash of the file system and its path from that file system's
+ * root, so every policy and agent names a place alike. An object that comes
+ * to a position (created, looked up, renamed there) gets the position's pins
+ * (bw_inodes), and a directory on the way to deeper positions is recorded in
+ * bw_pos_dirs so that what appears below it is found in turn.
+ */
+#define BW_POS_NAME	 256 /* a name (at most 255 bytes), NUL padded */
+#define BW_MAX_POSITIONS 16384
+
+struct bw_pos_key {
+	__u64 dir; /* the position id of the directory */
+	char name[BW_POS_NAME];
+};
+_Static_assert(sizeof(struct bw_pos_key) == 264, "bw_pos_key size");
+
+struct bw_pos {
+	__u64 pos;	/* this position's id */
+	__u64 users;	/* policy slots with a rule at or below it (bit = slot) */
+	__u64 pins[2];	/* slots that pin what comes here, per BW_CAT_PIN_* */
+	__u64 last_dir; /* the directory that came here last (its entry in bw_pos_dirs) */
+	__u8 dir;	/* positions continue below: what comes here is a directory on the way */
+	__u8 pad[7];
+};
+_Static_assert(sizeof(struct bw_pos) == 48, "bw_pos size");
+
+struct bw_pos_pin_key {
+	__u64 pos;
+	__u16 policy;
+	__u16 cat; /* BW_CAT_PIN_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bw_pos_pin_key) == 16, "bw_pos_pin_key size");
+
+struct bw_pos_pin {
+	struct bw_inode_pin pin; /* the values the trie gives the position's path */
+	__u64 ino;		 /* the object the pin went to last (0: none yet) */
+};
+_Static_assert(sizeof(struct bw_pos_pin) == 24, "bw_pos_pin size");
+
+/* bw_pos_dirs: a directory on a position chain (device, inode) -> its position id. */
+struct bw_pos_dir_key {
+	__u64 ino;
+	__u32 dev; /* kernel dev_t: bw_dev_encode() */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bw_pos_dir_key) == 16, "bw_pos_dir_key size");
 
 /*
  * Network rules: an LPM trie over (policy, operation, protocol, address),
@@ -335,12 +394,14 @@ _Static_assert(sizeof(struct bw_unix_value) == 4, "bw_unix_value size");
 
 /*
  * The object of a network event, in the path bytes of struct bw_event. For
- * BW_OP_SOCKET (a raw or packet socket): family BW_FAM_*, proto the socket
- * type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr zero.
+ * BW_OP_SOCKET (a socket no address rule decides): family BW_FAM_*, proto
+ * the socket type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr
+ * zero but for BW_FAM_OTHER, whose addr[0] is the AF_* family.
  */
 #define BW_FAM_IPV4   4
 #define BW_FAM_IPV6   6
-#define BW_FAM_PACKET 17 /* AF_PACKET */
+#define BW_FAM_PACKET 17  /* AF_PACKET */
+#define BW_FAM_OTHER  255 /* vsock, TIPC, ...: addr[0] says which */
 
 struct bw_net_obj {
 	__u8 addr[16]; /* as decided: IPv6 form, IPv4 mapped */
@@ -438,6 +499,8 @@ enum bw_op {
 	BW_OP_REMOVEXATTR,
 	BW_OP_SETACL,	/* a POSIX ACL set or removed */
 	BW_OP_SETFLAGS, /* inode flags (chattr): FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR */
+	BW_OP_MMAP,	/* a file's code mapped executable (BW_ACC_M) */
+	BW_OP_MPROTECT, /* a file mapping made executable */
 	BW_OP_MAX,
 };
 
@@ -470,6 +533,11 @@ static inline int bw_op_ns(unsigned op)
 #define BW_EVF_UNREACHABLE   0x4  /* pseudo file (pipe, socket, memfd): no path */
 #define BW_EVF_FS_RELATIVE   0x8  /* path is relative to the file system of `dev` */
 #define BW_EVF_UNIX	     0x10 /* a unix socket event: the path bytes are its name */
+/*
+ * A file reached by a file handle whose dentry has no parent (exportfs): no
+ * path, identified by `dev` and `ino`; the agent finds a name for it.
+ */
+#define BW_EVF_DISCONNECTED 0x20
 
 #define BW_COMM_LEN 16
 
@@ -497,10 +565,11 @@ struct bw_event {
 	__u8 mode;     /* enum bw_mode of the governed cgroup when the kernel decided */
 	__u16 path_len;
 	__u16 args_len; /* exec: NUL-terminated arguments after the path */
-	__u32 dev;	/* with BW_EVF_FS_RELATIVE: the file system's dev_t */
+	__u32 dev;	/* with BW_EVF_FS_RELATIVE or _DISCONNECTED: the file system's dev_t */
 	char comm[BW_COMM_LEN];
+	__u64 ino; /* with BW_EVF_DISCONNECTED: the object's inode number */
 };
-_Static_assert(sizeof(struct bw_event) == 72, "bw_event size");
+_Static_assert(sizeof(struct bw_event) == 80, "bw_event size");
 
 /*
  * Per-CPU counters, one row per policy slot, counted by bpf/event.bpf.h
@@ -515,7 +584,8 @@ struct bw_counters {
 	__u64 learned;	 /* learn events: first sight of an access no rule allows */
 	__u64 truncated; /* operations whose path did not fit BW_PATH_BUF (refused unless audit) */
 	__u64 throttled; /* deny and audit events held back by the per-cgroup rate */
+	__u64 pins_lost; /* pins of objects that appeared after load not written: bw_inodes full */
 };
-_Static_assert(sizeof(struct bw_counters) == 48, "bw_counters size");
+_Static_assert(sizeof(struct bw_counters) == 56, "bw_counters size");
 
 #endif /* BPFWARDEN_H */

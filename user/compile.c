@@ -5,7 +5,10 @@
  * directory itself). The kernel's longest-prefix lookup then returns the
  * most specific key. So that one lookup decides every access, each key's
  * accesses that its own rules leave open are filled here from the nearest
- * ancestor key; at equal specificity a deny wins.
+ * ancestor key; at equal specificity a deny wins. Exec rules become keys of
+ * their own trie the same way, running in the `r` slot and mapping
+ * executable in the `w` slot (bw_rule_slots), so that `allow exec lib` and
+ * `allow exec` are each decided by their most specific rule.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -193,8 +196,7 @@ static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_fil
 
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
-		/* Exec decisions live in the `r` slot of the values. */
-		unsigned access = cat == BW_CAT_EXEC ? BW_ACC_R : r->file.access;
+		unsigned access = bw_rule_slots(r);
 		__u16 id = (__u16)(i + 1);
 
 		if (r->cat != cat || !r->file.path)

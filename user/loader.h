@@ -20,7 +20,7 @@ struct bpf_link;
 /* Every fd closed: the initial value of a struct bw_maps. */
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                 \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1             \
 	}
 
 struct bw_maps {
@@ -34,6 +34,10 @@ struct bw_maps {
 	int rbufs;
 	int counters;
 	int pinbits;
+	int positions; /* positions of rule objects (user/positions.c) */
+	int pos_pins;
+	int pos_dirs;
+	int posbits;
 	int cg_count;  /* bw_cgroups entries by kind (include/bpfwarden.h) */
 	int cg_limits; /* limits on made cgroups */
 	int lock_fd;   /* held while changing shared state */

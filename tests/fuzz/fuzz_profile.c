@@ -61,7 +61,9 @@ static void check_profile(const struct bw_profile *p)
 			check_path(r->file.path, BW_RULE_PATH_MAX);
 			break;
 		case BW_CAT_EXEC:
-			require(r->file.access == 0);
+			require(r->file.access == (BW_ACC_X | BW_ACC_M) ||
+				(r->file.access == BW_ACC_M && r->verdict == BW_V_ALLOW &&
+				 !r->file.memfd));
 			if (r->file.memfd)
 				require(!r->file.path && !r->file.subtree);
 			else
@@ -115,7 +117,7 @@ static void check_deny_rule(const struct bw_compiled *c, const struct bw_rule *r
 {
 	const struct bw_file_entry *v = r->cat == BW_CAT_EXEC ? c->execs : c->files;
 	size_t n = r->cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
-	unsigned access = r->cat == BW_CAT_EXEC ? BW_ACC_R : r->file.access;
+	unsigned access = bw_rule_slots(r);
 	char path[BW_KEY_PATH_MAX + 2];
 	const struct bw_file_entry *e;
 

@@ -23,11 +23,13 @@ ALLOWED, DENIED, OTHER = 19080, 19090, 19100
 
 
 class Servers:
-    """Loopback TCP listeners on IPv4 and IPv6 that accept and drop."""
+    """TCP listeners that accept and drop, on loopback IPv4 and IPv6 unless
+    addrs names others ("0.0.0.0" and "::": every address of the host)."""
 
-    def __init__(self, ports):
+    def __init__(self, ports, addrs=("127.0.0.1", "::1")):
         self.socks = []
-        for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        for addr in addrs:
+            fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
             for p in ports:
                 s = socket.socket(fam, socket.SOCK_STREAM)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

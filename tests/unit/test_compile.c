@@ -238,6 +238,55 @@ START_TEST(exec_rules_and_memfd)
 }
 END_TEST
 
+/* The exec key of path: running (`r` slot) and mapping (`w` slot), and the rule of each. */
+static void expect_exec(const char *path, unsigned run, unsigned run_rule, unsigned map,
+			unsigned map_rule)
+{
+	const struct bw_file_entry *e = bw_entries_lookup(comp.execs, comp.nexecs, path);
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->val.verdict_r, run);
+	if (run != BW_V_NONE)
+		ck_assert_uint_eq(e->val.rule_r, run_rule);
+	ck_assert_uint_eq(e->val.verdict_w, map);
+	ck_assert_uint_eq(e->val.rule_w, map_rule);
+}
+
+/*
+ * Exec keys carry running in `r` and mapping in `w`: `exec lib` fills only
+ * `w`, and each access is decided by its own most specific rule.
+ */
+START_TEST(exec_lib_slots)
+{
+	char err[256];
+
+	ck_assert_int_eq(compile_text("profile t\nallow exec /usr/bin/**\n"
+				      "allow exec lib /usr/lib/**\n"
+				      "allow exec /usr/lib/git-core/git\n"
+				      "deny exec /usr/lib/evil.so\n"
+				      "allow exec lib /opt/app/lib/**\n",
+				      err, sizeof(err)),
+			 0);
+	/* a program: runs and is mapped */
+	expect_exec("/usr/bin/true", BW_V_ALLOW, 1, BW_V_ALLOW, 1);
+	/* a library: mapped, not run (the default decides running) */
+	expect_exec("/usr/lib/x86_64-linux-gnu/libc.so.6", BW_V_NONE, 0, BW_V_ALLOW, 2);
+	/* a program inside a library directory runs by its own rule */
+	expect_exec("/usr/lib/git-core/git", BW_V_ALLOW, 3, BW_V_ALLOW, 3);
+	/* deny exec refuses mapping too */
+	expect_exec("/usr/lib/evil.so", BW_V_DENY, 4, BW_V_DENY, 4);
+	expect_exec("/opt/app/lib/libapp.so", BW_V_NONE, 0, BW_V_ALLOW, 5);
+	/* the pin of a deny exec rule carries both */
+	for (size_t i = 0; i < comp.npins; i++) {
+		if (comp.pins[i].cat != BW_CAT_PIN_EXEC || !comp.pins[i].deny)
+			continue;
+		ck_assert_str_eq(comp.pins[i].path, "/usr/lib/evil.so");
+		ck_assert_uint_eq(comp.pins[i].pin.self.verdict_w, BW_V_DENY);
+	}
+	ck_assert_uint_eq(comp.policy.has_exec_pins, 1);
+}
+END_TEST
+
 Suite *compile_suite(void)
 {
 	Suite *s = suite_create("compile");
@@ -253,6 +302,7 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, net_prefixes_and_ranges);
 	tcase_add_test(tc, net_too_many_ranges);
 	tcase_add_test(tc, exec_rules_and_memfd);
+	tcase_add_test(tc, exec_lib_slots);
 	suite_add_tcase(s, tc);
 	return s;
 }

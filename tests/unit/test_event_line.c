@@ -45,10 +45,11 @@ static void ex_lost_ring(struct jw *w)
 
 static void ex_agent(struct jw *w)
 {
-	bw_event_format_agent(w, BOOT_NS + BOOT_TO_REAL - 1000000000LL,
-			      "governing /bpfwarden/run-171 with profile python-sandbox in enforce "
-			      "mode (214 file keys, 3 exec keys, 2 net keys, 9 inode pins)",
-			      &src);
+	bw_event_format_agent(
+	    w, BOOT_NS + BOOT_TO_REAL - 1000000000LL,
+	    "governing /bpfwarden/run-171 with profile python-sandbox in enforce "
+	    "mode (214 file keys, 3 exec keys, 2 net keys, 9 inode pins, 4 positions)",
+	    &src);
 }
 
 #define PY "/usr/bin/python3.11"
@@ -74,6 +75,7 @@ static const struct example {
 	size_t args_len;
 	struct bw_net_obj net;
 	void (*agent_line)(struct jw *w); /* lost and agent records */
+	__u64 ino;			  /* a disconnected dentry's */
 } examples[] = {
     {"file: open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 0, "cat",
      "/usr/bin/cat", "/etc/shadow"},
@@ -87,8 +89,20 @@ static const struct example {
      BW_EVF_UNREACHABLE, 0, 148, .path = "", ARGS("payload\0--quiet")},
     {"file: path_from_fs_root (utimes)", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_UTIMES, BW_ACC_W,
      BW_EVF_FS_RELATIVE, 3, 185, "touch", "/usr/bin/touch", "/etc/ssh/sshd_config"},
+    /* A file handle's dentry without a parent, named by the agent from its inode. */
+    {"file: disconnected (open_by_handle_at)", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R,
+     BW_EVF_DISCONNECTED, 0, 592, .path = "/srv/data/secret/key", .ino = 131074},
     {"exec with arguments", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, BW_ACC_X, 0, 0, 222,
      .path = "/usr/bin/curl", ARGS("curl\0-s\0http://169.254.169.254/latest/meta-data/")},
+    /* LD_PRELOAD of a library written in the job directory, into an allowed program. */
+    {"mmap of a library", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MMAP, BW_ACC_M, 0, 0, 240, "true",
+     "/usr/bin/true", "/tmp/job/libhook.so"},
+    /* dlopen("/proc/self/fd/N") of a memfd, without `allow exec memfd`. */
+    {"mmap of a memfd", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MMAP, BW_ACC_M, BW_EVF_UNREACHABLE, 0,
+     248, .path = ""},
+    /* A file mapped readable, then made executable. */
+    {"mprotect", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MPROTECT, BW_ACC_M, 0, 0, 252,
+     .path = "/tmp/job/payload.bin"},
     {"connect, IPv4", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 259,
      .net = {MAPPED_10_0_0_5, 443, BW_FAM_IPV4, IPPROTO_TCP}},
     {"connect, IPv6", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 296,
@@ -109,6 +123,12 @@ static const struct example {
     /* socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) */
     {"raw IP socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 481, "ping",
      "/usr/bin/ping", .net = {.port = 1, .family = BW_FAM_IPV4, .proto = SOCK_RAW}},
+    /* socket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6): a ping socket, which no address rule decides */
+    {"ping socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 740, "ping",
+     "/usr/bin/ping", .net = {.port = 58, .family = BW_FAM_IPV6, .proto = SOCK_DGRAM}},
+    /* socket(AF_VSOCK, SOCK_STREAM, 0): a family with no rules of its own */
+    {"vsock socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 777,
+     .net = {.addr = {40}, .family = BW_FAM_OTHER, .proto = SOCK_STREAM}},
     {"learn", BW_EV_LEARN, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 0, 518,
      .path = "/usr/lib/python3.11/json/__init__.py"},
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
@@ -177,6 +197,7 @@ static void format(struct jw *w, const struct example *x)
 		ev.args_len = x->args_len;
 	}
 	ev.path_len = len;
+	ev.ino = x->ino;
 	bw_event_format(w, &ev, data, x->exe ? x->exe : PY, BOOT_TO_REAL, &src);
 }
 

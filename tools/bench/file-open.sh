@@ -6,33 +6,17 @@
 # guest run. Outside the VM it boots one (tools/vm/vmrun.sh --bench: guest
 # time counts instructions, so the ratios repeat from run to run).
 #
-#   tools/bench/file-open.sh [--kernel 6.1|6.12] [--iterations N]
+#   tools/bench/file-open.sh [--kernel 6.1|6.12] [--iterations N] [--timeout S]
 #
 # Configurations: no agent; programs loaded, process ungoverned; governed
 # with 10, 1,000 and 10,000 rules (default allow, the file matched by a
 # subtree rule, one deny rule on another file system, so no pin climb); and
-# with a deny rule on the file's own file system (the pin climb runs).
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-kernel=6.12
-iters=200000
-while [ $# -gt 0 ]; do
-	case $1 in
-	--kernel) kernel=$2; shift ;;
-	--iterations) iters=$2; shift ;;
-	--in-vm) inside=1 ;;
-	*) echo "usage: $0 [--kernel 6.1|6.12] [--iterations N]" >&2; exit 2 ;;
-	esac
-	shift
-done
-if [ -z "${inside:-}" ]; then
-	make -s all
-	exec tools/vm/vmrun.sh --bench --kernel "$kernel" -- tools/bench/file-open.sh --in-vm --iterations "$iters"
-fi
+# with a deny rule on the file's own file system (the pin climb runs); and
+# learn mode under default deny (the file learned once, then repeated).
+. "$(dirname "$0")/common.sh"
+bench_start tools/bench/file-open.sh "$@"
 
-BW=build/bpfwarden
 LOOP=build/tests/openloop
-dir=/tmp/bench
 mkdir -p "$dir/data/lib/python3/json"
 target=$dir/data/lib/python3/json/decoder.py
 echo data >"$target"
@@ -49,15 +33,6 @@ profile() { # profile NRULES FILE
 	} >"$2"
 }
 
-best() { # best CMD...: the fastest of 3 runs
-	local b="" v
-	for _ in 1 2 3; do
-		v=$("$@")
-		if [ -z "$b" ] || awk "BEGIN{exit !($v < $b)}"; then b=$v; fi
-	done
-	echo "$b"
-}
-
 base=$(best $LOOP "$target" "$iters")
 profile 10 $dir/p10.profile
 $BW run --profile $dir/p10.profile --log /dev/null -- true # load and pin the programs
@@ -71,6 +46,10 @@ echo secret >$dir/secret
 profile 10 $dir/pclimb.profile
 echo "deny file rw $dir/secret" >>$dir/pclimb.profile
 climb=$(best $BW run --profile $dir/pclimb.profile --log /dev/null -- $LOOP "$target" "$iters")
+# Learn mode under default deny: every open is learned once, then repeats.
+printf 'profile bench\ndefault deny\n' >$dir/plearn.profile
+learn=$(best $BW run --mode learn --profile $dir/plearn.profile --output $dir/learned.profile \
+	--log /dev/null -- $LOOP "$target" "$iters")
 
 ratio() { awk "BEGIN{printf \"%.3f\", $1 / $base}"; }
 echo "open+close of $target, $iters iterations, kernel $(uname -r), best of 3"
@@ -81,3 +60,4 @@ for n in 10 1000 10000; do
 	printf '%-34s %10s %8s\n' "governed, $n rules" "${gov[$n]}" "$(ratio "${gov[$n]}")"
 done
 printf '%-34s %10s %8s\n' "governed, deny pin on same fs" "$climb" "$(ratio "$climb")"
+printf '%-34s %10s %8s\n' "learn, the same file repeated" "$learn" "$(ratio "$learn")"

@@ -117,10 +117,11 @@ static void decide(const struct bw_compiled *c, const struct bw_lobj *o, struct 
 		return;
 	}
 	if (o->cat == BW_CAT_EXEC) {
+		/* `exec memfd` decides running and mapping alike. */
 		if (c->memfd_denied)
-			v->denied = v->blocked = BW_ACC_R;
+			v->denied = v->blocked = v->need;
 		else if (c->policy.exec_memfd)
-			v->allowed = BW_ACC_R;
+			v->allowed = v->need;
 		v->rule_r = c->policy.exec_memfd_rule;
 		return;
 	}
