@@ -85,20 +85,10 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
  * (BW_SLOT_*).
  * Returns 0 or -EACCES; an event is sent for every refusal or audit.
  */
-static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *live,
+static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
 				     void *rules, __u8 cat, struct dentry *dentry, bool has_mnt,
 				     __u32 len, __u32 flags, __u8 op, __u8 access)
 {
-	/*
-	 * The entry is read once: `attach --replace` and `mode` replace it
-	 * meanwhile, and the hash map may reuse the old element at once. The
-	 * slot and mode of one read make the decision one profile's.
-	 */
-	union {
-		__u64 raw;
-		struct bw_cgroup v;
-	} entry = {.raw = *(volatile __u64 *)live};
-	struct bw_cgroup *cg = &entry.v;
 	__u8 default_verdict;
 	struct bw_pin_walk pw = {};
 	struct bw_decision d = {};
