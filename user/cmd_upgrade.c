@@ -100,7 +100,8 @@ static int replace_one(struct upgrade *u, struct bpf_program *prog)
 	int ret;
 
 	snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", name);
-	snprintf(tmp, sizeof(tmp), BW_PIN_ROOT "/links/.%s.new", name);
+	/* bpffs refuses names with a dot (reserved): the temporary pin is NAME-new. */
+	snprintf(tmp, sizeof(tmp), BW_PIN_ROOT "/links/%s-new", name);
 	old = bpf_link__open(pin);
 	if (old) {
 		ret = bpf_link__update_program(old, prog);
