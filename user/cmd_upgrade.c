@@ -229,6 +229,13 @@ static int upgrade(struct bw_opts *o)
 		return 1;
 	}
 	from = pinned_hash();
+	if (from == bw_objects_hash()) {
+		/* An upgrade stopped half way has not stamped the hash yet: it goes on below. */
+		printf("the pinned BPF objects are this build's already (%016llx): nothing to "
+		       "upgrade\n",
+		       (unsigned long long)from);
+		goto out;
+	}
 	want_lsm = !access(BW_PIN_ROOT "/links/bw_file_open", F_OK);
 	ret = bw_cgroup_root(root, sizeof(root));
 	if (!ret) {

@@ -231,6 +231,11 @@ def test_upgrade_replaces_programs_without_a_gap():
         r = subprocess.run([BW, "run", "--profile", p, "--", "true"], capture_output=True,
                            text=True, timeout=60)
         check_eq(r.returncode, 0, "run after the upgrade (%s)" % r.stderr)
+        # This build's own pins: a second upgrade changes nothing.
+        again = subprocess.run([BW, "upgrade"], capture_output=True, text=True, timeout=120)
+        check(again.returncode == 0 and "nothing to upgrade" in again.stdout,
+              "a second upgrade (%d): %s%s" % (again.returncode, again.stdout, again.stderr))
+        check_eq(pinned_links(), after, "links after a second upgrade")
         print("  %s; opens meanwhile: %s" % (u.stdout.strip(), counts))
     finally:
         if h:
