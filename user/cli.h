@@ -26,7 +26,7 @@ struct bw_opts {
 	enum bw_mode mode;
 	bool mode_given;
 	bool all;
-	bool replace; /* attach: take a governed subtree over */
+	bool replace;	       /* attach: take a governed subtree over */
 	long duration;	       /* seconds; 0: not given */
 	unsigned event_rate;   /* BW_DEFAULT_EVENT_RATE unless given; 0: no limit */
 	unsigned min_children; /* 0: the learner's default */
@@ -89,7 +89,7 @@ enum {
 #define BW_OPT_REPLACE                                                                             \
 	{                                                                                          \
 		"replace", BW_KEY_REPLACE, 0, 0,                                                   \
-		    "If the cgroup is governed, replace its profile at once (no gap, no mix)", 0  \
+		    "If the cgroup is governed, replace its profile at once (no gap, no mix)", 0   \
 	}
 /* Learning: how far the profile writer generalises (docs/learn.md). */
 #define BW_OPTS_LEARN                                                                              \

@@ -123,7 +123,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 }
 
 static const struct argp_option attach_options[] = {
-    BW_OPT_CGROUP, BW_OPT_PROFILE,    BW_OPT_MODE,    BW_OPT_LOG,
+    BW_OPT_CGROUP,  BW_OPT_PROFILE,    BW_OPT_MODE,    BW_OPT_LOG,
     BW_OPT_REPLACE, BW_OPT_EVENT_RATE, BW_OPTS_COMMON,
 };
 static const struct argp_option cgroup_options[] = {BW_OPT_CGROUP, BW_OPTS_COMMON};

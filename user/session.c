@@ -161,7 +161,8 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		     ? "; the hard-link scan of denied directories stopped at its bound: other "
 		       "names of files deep inside them are not pinned"
 		     : "",
-		 unrefused ? "; not refused on this kernel: " : "", unrefused ? unrefused : "", was);
+		 unrefused ? "; not refused on this kernel: " : "", unrefused ? unrefused : "",
+		 was);
 	bw_events_agent(&s->ev, msg);
 	return 0;
 }
