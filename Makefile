@@ -139,7 +139,7 @@ helpers: $(HELPERS) $(HELPER_LIBS)
 # Host tests: need the right to create BPF maps, no BPF program.
 TRIE_TEST := $(BUILD)/tests/trie_agrees
 $(TRIE_TEST): tests/host/trie_agrees.c $(BUILD)/user/compile.o $(BUILD)/user/pins.o \
-		$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
+		$(BUILD)/user/positions.o $(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
@@ -149,9 +149,10 @@ unit: $(BUILD)/tests/unit_tests
 	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
 		$(BUILD)/tests/unit_tests
 
-# The compiler and the pin planning run too (pins.c links libbpf and libmount, not called).
-FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/mounts.c \
-	user/util.c
+# The compiler and the pin planning run too (pins.c and positions.c link libbpf
+# and libmount, not called).
+FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/positions.c \
+	user/mounts.c user/util.c
 $(BUILD)/fuzz/fuzz_profile: $(FUZZ_SRCS) $(wildcard include/*.h policy/*.h user/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)

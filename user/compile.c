@@ -174,6 +174,37 @@ const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, siz
 	return best;
 }
 
+/*
+ * The same answer in O(depth * log n), for the agent's own lookups (pins,
+ * learn), which made starting a large profile quadratic: v is sorted (as
+ * bw_compile leaves it), and its keys are whole paths ("P\0") or subtrees
+ * ("P/"), so the candidates are the path itself and its prefixes that end
+ * at a '/', longest first.
+ */
+const struct bw_file_entry *bw_entries_find(const struct bw_file_entry *v, size_t n,
+					    const char *path)
+{
+	struct bw_file_entry *all = (struct bw_file_entry *)v;
+	const struct bw_file_entry *e;
+	size_t len = strlen(path), k;
+
+	if (!n)
+		return NULL;
+	if (len + 1 <= BW_KEY_PATH_MAX) {
+		e = find_key(all, n, path, len + 1);
+		if (e)
+			return e;
+	}
+	for (k = len; k-- > 0;) {
+		if (path[k] != '/' || k + 1 > BW_KEY_PATH_MAX)
+			continue;
+		e = find_key(all, n, path, k + 1);
+		if (e)
+			return e;
+	}
+	return NULL;
+}
+
 void bw_file_entry_key(const struct bw_file_entry *e, uint32_t policy, struct bw_path_key *k)
 {
 	memset(k, 0, sizeof(*k));

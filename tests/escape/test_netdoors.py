@@ -19,7 +19,7 @@ import sys
 
 from escape import (SCRATCH, Failure, check, check_eq, denials, lsm_active, main, profile, run,
                     skip)
-from test_net import Servers
+from bwtest import Servers
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netdoor.py")
 PY = "/usr/bin/python3"

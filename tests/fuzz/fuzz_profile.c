@@ -112,6 +112,18 @@ static void check_keys(const struct bw_file_entry *v, size_t n)
 	}
 }
 
+/* The agent's binary search agrees with the reference lookup, here and below. */
+static void check_find(const struct bw_file_entry *v, size_t n, const char *path)
+{
+	char below[BW_KEY_PATH_MAX + 8];
+
+	require(bw_entries_find(v, n, path) == bw_entries_lookup(v, n, path));
+	snprintf(below, sizeof(below), "%s/x", path);
+	require(bw_entries_find(v, n, below) == bw_entries_lookup(v, n, below));
+	snprintf(below, sizeof(below), "%sx/y", path);
+	require(bw_entries_find(v, n, below) == bw_entries_lookup(v, n, below));
+}
+
 /* A deny rule's own key refuses what the rule names: deny wins at equal specificity. */
 static void check_deny_rule(const struct bw_compiled *c, const struct bw_rule *r)
 {
@@ -124,6 +136,8 @@ static void check_deny_rule(const struct bw_compiled *c, const struct bw_rule *r
 	snprintf(path, sizeof(path), "%s%s", r->file.path,
 		 r->file.subtree && strcmp(r->file.path, "/") ? "/" : "");
 	e = bw_entries_lookup(v, n, path);
+	check_find(v, n, path);
+	check_find(v, n, r->file.path);
 	require(e);
 	require(e->keylen == strlen(path) + (r->file.subtree ? 0 : 1));
 	if (access & BW_ACC_R)

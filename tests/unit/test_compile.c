@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compile.h"
@@ -41,6 +43,63 @@ static const struct bw_path_rule *lookup(const char *path)
 
 	return e ? &e->val : NULL;
 }
+
+START_TEST(binary_search_agrees_with_reference)
+{
+	static const char *const paths[] = {
+	    "/",	  "/a",		"/a/",	     "/a/b",   "/a/b/",	   "/a/b/c", "/a/b/c/d",
+	    "/a/bc",	  "/a/bcd",	"/ab",	     "/x/y",   "/a//b",	   "/a/b/cd", "/usr/lib/x.so",
+	    "/usr/lib/", "/usr/libx", "relative", "",	       "/a/b/c/"};
+	char err[256];
+	size_t i;
+
+	ck_assert_int_eq(compile_text("profile t\n"
+				      "allow file r /**\n"
+				      "allow file r /a/**\n"
+				      "deny file r /a/b/**\n"
+				      "allow file rw /a/b/c\n"
+				      "deny file w /a/bc\n"
+				      "allow file r /usr/lib/**\n"
+				      "allow file rw /a/b/c/d\n",
+				      err, sizeof(err)),
+			 0);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		ck_assert_msg(bw_entries_find(comp.files, comp.nfiles, paths[i]) ==
+				  bw_entries_lookup(comp.files, comp.nfiles, paths[i]),
+			      "%s", paths[i]);
+	ck_assert_ptr_null(bw_entries_find(comp.files, 0, "/a"));
+}
+END_TEST
+
+/* One pin per path whatever the number of rules naming it, in the order of first mention. */
+START_TEST(pins_one_per_path)
+{
+	enum { N = 5000 };
+	char *text = malloc(N * 64 + 64), err[256];
+	size_t len = 0, i;
+
+	ck_assert_ptr_nonnull(text);
+	len += sprintf(text + len, "profile t\n");
+	for (i = 0; i < N; i++)
+		len += sprintf(text + len, "allow file r /p/%zu/**\n", i);
+	/* The same paths again, as deny rules of another access. */
+	for (i = 0; i < N; i += 2)
+		len += sprintf(text + len, "deny file w /p/%zu/**\n", i);
+	ck_assert_int_eq(compile_text(text, err, sizeof(err)), 0);
+	free(text);
+	ck_assert_uint_eq(comp.npins, N);
+	for (i = 0; i < N; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "/p/%zu", i);
+		ck_assert_str_eq(comp.pins[i].path, want);
+		ck_assert_int_eq(comp.pins[i].deny, !(i % 2));
+		ck_assert_int_eq(comp.pins[i].dir, 1);
+		ck_assert_uint_eq(comp.pins[i].pin.below.verdict_r, BW_V_ALLOW);
+		ck_assert_uint_eq(comp.pins[i].pin.below.verdict_w, i % 2 ? BW_V_NONE : BW_V_DENY);
+	}
+}
+END_TEST
 
 START_TEST(exact_and_subtree_keys)
 {
@@ -303,6 +362,8 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, net_too_many_ranges);
 	tcase_add_test(tc, exec_rules_and_memfd);
 	tcase_add_test(tc, exec_lib_slots);
+	tcase_add_test(tc, binary_search_agrees_with_reference);
+	tcase_add_test(tc, pins_one_per_path);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -96,9 +96,9 @@ static void decide(const struct bw_compiled *c, const struct bw_lobj *o, struct 
 		if (!o->path || o->path[0] != '/')
 			return;
 		if (o->cat == BW_CAT_FILE)
-			e = bw_entries_lookup(c->files, c->nfiles, o->path);
+			e = bw_entries_find(c->files, c->nfiles, o->path);
 		else
-			e = bw_entries_lookup(c->execs, c->nexecs, o->path);
+			e = bw_entries_find(c->execs, c->nexecs, o->path);
 		if (!e)
 			return;
 		own = e->key[e->keylen - 1] == '\0';
