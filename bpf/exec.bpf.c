@@ -74,11 +74,12 @@ SEC("lsm/bprm_check_security")
 int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	return bw_decide_file(cgid, cg, bprm->file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
@@ -113,6 +114,7 @@ int BPF_PROG(bw_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 	     unsigned long flags, int ret)
 {
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	__u64 cgid, raw = 0;
 
 	if (ret)
@@ -127,7 +129,7 @@ int BPF_PROG(bw_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 	bpf_probe_read_kernel(&raw, sizeof(raw), &ctx[0]);
 	if (!raw)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg || bw_exec_maps_program(file))
 		return 0;
 	return bw_decide_file(cgid, cg, file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_MMAP,
@@ -145,6 +147,7 @@ int BPF_PROG(bw_file_mprot, struct vm_area_struct *vma, unsigned long reqprot, u
 	     int ret)
 {
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	struct file *file;
 	__u64 cgid;
 
@@ -155,7 +158,7 @@ int BPF_PROG(bw_file_mprot, struct vm_area_struct *vma, unsigned long reqprot, u
 	file = vma->vm_file;
 	if (!file)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	return bw_decide_walked(cgid, cg, &bw_exec_rules, BW_CAT_PIN_EXEC, file->f_path.mnt,
