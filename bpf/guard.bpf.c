@@ -109,12 +109,13 @@ static __always_inline int bw_reach(__u64 cgid, const struct bw_cgroup *cg, stru
 SEC("lsm/ptrace_access_check")
 int BPF_PROG(bw_ptrace_check, struct task_struct *child, unsigned int mode, int ret)
 {
+	union bw_cgroup_copy cg_copy;
 	struct bw_cgroup *cg;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	return bw_reach(cgid, cg, child, BW_OP_PTRACE,
@@ -133,6 +134,7 @@ int BPF_PROG(bw_traceme, struct task_struct *parent, int ret)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
 	struct bw_guard_obj obj = {};
+	union bw_cgroup_copy pcopy;
 	struct bw_cgroup *pcg, *cg;
 	__u64 pcgid, cgid;
 
@@ -142,6 +144,9 @@ int BPF_PROG(bw_traceme, struct task_struct *parent, int ret)
 	pcg = bpf_map_lookup_elem(&bw_cgroups, &pcgid);
 	if (!pcg)
 		return 0;
+	/* One read of the parent's entry, as bw_governing reads the caller's. */
+	pcopy.raw = *(volatile __u64 *)pcg;
+	pcg = &pcopy.v;
 	cgid = bpf_get_current_cgroup_id();
 	cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
 	if (cg && cg->policy == pcg->policy)
@@ -154,11 +159,12 @@ int BPF_PROG(bw_traceme, struct task_struct *parent, int ret)
 /* An operation aimed at process t (a signal, a limit): refused when t is an agent. */
 static __always_inline int bw_at_agent(struct task_struct *t, __u8 op, __u32 arg)
 {
+	union bw_cgroup_copy cg_copy;
 	struct bw_guard_obj obj = {};
 	struct bw_cgroup *cg;
 	__u64 cgid;
 
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg || !bw_is_agent(t))
 		return 0;
 	bw_task_obj(&obj, t, arg, true);
@@ -192,6 +198,7 @@ int BPF_PROG(bw_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 SEC("lsm/file_send_sigiotask")
 int BPF_PROG(bw_sigio, struct task_struct *tsk, struct fown_struct *fown, int sig, int ret)
 {
+	union bw_cgroup_copy cg_copy;
 	struct bw_guard_obj obj = {};
 	struct bw_cgroup *cg;
 	__u64 cgid;
@@ -200,7 +207,7 @@ int BPF_PROG(bw_sigio, struct task_struct *tsk, struct fown_struct *fown, int si
 		return ret;
 	if (!bw_is_agent(tsk))
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return -EPERM;
 	bw_task_obj(&obj, tsk, sig ? sig : SIGIO, true);
@@ -246,13 +253,14 @@ int BPF_PROG(bw_setioprio, struct task_struct *p, int ioprio, int ret)
 SEC("lsm/bpf")
 int BPF_PROG(bw_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 {
+	union bw_cgroup_copy cg_copy;
 	struct bw_guard_obj obj = {};
 	struct bw_cgroup *cg;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	obj.kind = BW_GOBJ_BPF_CMD;
@@ -270,13 +278,14 @@ int BPF_PROG(bw_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 SEC("lsm/bpf_map")
 int BPF_PROG(bw_bpf_map, struct bpf_map *map, fmode_t fmode, int ret)
 {
+	union bw_cgroup_copy cg_copy;
 	struct bw_guard_obj obj = {};
 	struct bw_cgroup *cg;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	bw_bpf_map_obj(&obj, map);
 	if (cg)
 		return bw_guard_deny(cgid, cg, BW_RULE_SELF, BW_OP_BPF, &obj, NULL, -EPERM);
@@ -286,13 +295,14 @@ int BPF_PROG(bw_bpf_map, struct bpf_map *map, fmode_t fmode, int ret)
 SEC("lsm/bpf_prog")
 int BPF_PROG(bw_bpf_prog, struct bpf_prog *prog, int ret)
 {
+	union bw_cgroup_copy cg_copy;
 	struct bw_guard_obj obj = {};
 	struct bw_cgroup *cg;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	bw_bpf_prog_obj(&obj, prog);
 	if (cg)
 		return bw_guard_deny(cgid, cg, BW_RULE_SELF, BW_OP_BPF, &obj, NULL, -EPERM);

@@ -239,6 +239,7 @@ static __always_inline int bw_receive_socket(__u64 cgid, const struct bw_cgroup 
 SEC("lsm/file_receive")
 int BPF_PROG(bw_file_receive, struct file *file, int ret)
 {
+	union bw_cgroup_copy cg_copy;
 	struct bw_guard_obj obj = {};
 	struct dentry *d;
 	struct bw_cgroup *cg;
@@ -248,7 +249,7 @@ int BPF_PROG(bw_file_receive, struct file *file, int ret)
 
 	if (ret)
 		return ret;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	fmode = file->f_mode;
