@@ -20,5 +20,9 @@ apt-get install -y -qq -t bookworm-backports libbpf-dev bpftool >/dev/null
 apt-get install -y -qq \
 	make gcc clang llvm pkg-config libelf-dev zlib1g-dev check libsubunit-dev \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
-	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev >/dev/null
+	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 >/dev/null
+# The Kubernetes node tests' stand-in for kubelet is a Node program (tests/k8s/cri.js):
+# Node 20 and npm come with these machines; tools/vm/fetch-containers.sh installs its modules.
+command -v node >/dev/null && command -v npm >/dev/null ||
+	echo "install-deps: warning: no node/npm: the Kubernetes node tests will be skipped" >&2
 echo "install-deps: done (libbpf $(pkg-config --modversion libbpf), $(bpftool version | head -1))"

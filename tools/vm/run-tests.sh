@@ -44,6 +44,8 @@ read -ra kernels <<<"${BW_KERNELS:-6.1 6.12}"
 [ ${#kernels[@]} -gt 0 ] || { echo "run-tests: BW_KERNELS is empty" >&2; exit 2; }
 # Download both kernels up front, so a network failure reads as one.
 "$VM_DIR/fetch-kernels.sh" "${kernels[@]}" || exit 2
+# And what the Kubernetes node tests run in the guest (containerd, runc, an image).
+"$VM_DIR/fetch-containers.sh" "${kernels[@]}" || exit 2
 
 summary=()
 failed=0
