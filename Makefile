@@ -17,7 +17,7 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-format-truncation -Werror
-CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -Iuser/learn -I$(BUILD)
+CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -Iuser/learn -Ihook -I$(BUILD)
 CFLAGS += -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 # libmount reads /proc/self/mountinfo for us (user/mounts.c).
@@ -55,14 +55,21 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 
 AGENT := $(BUILD)/bpfwarden
+# The runtime hook: small, no libbpf (hook/main.c); its codec, selection rules
+# and JSON reader are the daemon's too.
+HOOK_LIB_SRCS := hook/json.c hook/proto.c hook/select.c hook/runtime.c
+HOOK_LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(HOOK_LIB_SRCS))
+HOOK := $(BUILD)/bpfwarden-hook
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: FORCE all agent helpers unit fuzz check hosttest vmtest test deps demo clean format vmlinux
+.PHONY: FORCE all agent hook helpers unit fuzz check hosttest vmtest test deps demo clean format vmlinux
 
-all: agent helpers
+all: agent hook helpers
 
 agent: $(AGENT)
+
+hook: $(HOOK)
 
 deps:
 	tools/install-deps.sh
@@ -97,20 +104,29 @@ $(BUILD)/user/%.o: user/%.c | $(SKELS) $(BUILD)/version.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/hook/%.o: hook/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(HOOK): $(BUILD)/hook/main.o $(HOOK_LIB_OBJS) $(BUILD)/user/jsonw.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
+
 $(BUILD)/libbwpolicy.a: $(POLICY_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(AGENT): $(USER_OBJS) $(BUILD)/libbwpolicy.a
+$(AGENT): $(USER_OBJS) $(HOOK_LIB_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -lm -o $@
 
 $(BUILD)/tests/unit/%.o: tests/unit/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(BUILD)/libbwpolicy.a
+$(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(HOOK_LIB_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(MOUNT_LIBS) $(LIBBPF_LIBS) -o $@
 
@@ -132,6 +148,7 @@ $(TRIE_TEST): tests/host/trie_agrees.c $(BUILD)/user/compile.o $(BUILD)/user/pin
 unit: $(BUILD)/tests/unit_tests
 	$(call msg,TEST,unit)
 	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
+		BW_TEST_FIXTURES=$(abspath tests/unit/fixtures) \
 		$(BUILD)/tests/unit_tests
 
 # The compiler and the pin planning run too (pins.c links libbpf and libmount, not called).
@@ -174,7 +191,7 @@ demo: all
 	tools/demo.sh
 
 format:
-	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)
+	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)
 
 clean:
 	rm -rf $(BUILD)

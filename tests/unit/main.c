@@ -18,7 +18,7 @@ static Suite *(*const suites[])(void) = {
     jsonw_suite,       cgroup_suite,
     learn_suite,       learn_generalise_suite,
     learn_names_suite, pins_suite,
-    event_line_suite,
+    event_line_suite,  hook_suite,
 };
 
 int main(void)

@@ -22,5 +22,6 @@ Suite *learn_generalise_suite(void);
 Suite *learn_names_suite(void);
 Suite *pins_suite(void);
 Suite *event_line_suite(void);
+Suite *hook_suite(void);
 
 #endif /* BW_TEST_SUITES_H */
