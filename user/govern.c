@@ -214,6 +214,12 @@ static int zero_counters(struct bw_maps *m, uint32_t id)
 
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot)
 {
+	return bw_slot_install_views(m, c, NULL, 0, slot);
+}
+
+int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
+			  const struct bw_pin_view *views, size_t nviews, struct bw_slot *slot)
+{
 	struct bw_policy pol = c->policy;
 	struct bw_pins_done pins = {};
 	uint32_t id;
@@ -247,7 +253,7 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 		goto out;
 	ret = write_rules(m, c, id);
 	if (!ret)
-		ret = bw_pins_install(m, c, id, &pol, &pins);
+		ret = bw_pins_install_views(m, c, id, views, nviews, &pol, &pins);
 	slot->pins_resolved = pins.resolved;
 	slot->link_scan_incomplete = pins.scan_incomplete;
 	if (ret)
@@ -288,6 +294,27 @@ int bw_slot_put(struct bw_maps *m, uint32_t id)
 	if (ret)
 		return ret;
 	ret = slot_referenced(m, id) ? -EBUSY : slot_release(m, id);
+	bw_unlock(m);
+	return ret;
+}
+
+int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
+		     const struct bw_pin_view *v, struct bw_pins_done *done)
+{
+	struct bw_policy pol;
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	if (bpf_map_lookup_elem(m->policies, &id, &pol) || !pol.in_use) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = bw_pins_add_view(m, c, id, v, &pol, done);
+	/* The new pins are in the map already: now the kernel may climb to them. */
+	if (!ret && bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY))
+		ret = -errno;
+out:
 	bw_unlock(m);
 	return ret;
 }
@@ -439,4 +466,32 @@ int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot)
 	if (slot)
 		*slot = a.slot;
 	return 0;
+}
+
+/* One entry at a time, each written whole: the kernel sees the old slot or the new. */
+static int repoint_fn(const char *path, uint64_t id, void *arg)
+{
+	struct govern_arg *a = arg;
+	struct bw_cgroup v;
+
+	if (bw_governor(a->m, id, &v) || v.policy != a->slot)
+		return 0;
+	v.policy = a->v.policy;
+	if (bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_EXIST))
+		return errno == ENOENT ? 0 : -errno;
+	a->n++;
+	return 0;
+}
+
+int bw_govern_repoint(struct bw_maps *m, const char *dir, uint32_t from, uint32_t to, int *n)
+{
+	struct govern_arg a = {.m = m, .v = {.policy = to}, .slot = from};
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	ret = bw_cgroup_walk(dir, repoint_fn, &a);
+	bw_unlock(m);
+	*n = a.n;
+	return ret;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "compile.h"
 #include "loader.h"
+#include "pins.h"
 
 struct bw_slot {
 	uint32_t id;
@@ -21,6 +22,12 @@ struct bw_slot {
 
 /* Take a free slot and fill it; pins are resolved against the caller's view of paths. */
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot);
+/* The same with pins resolved in each of views (the containers a profile governs). */
+int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
+			  const struct bw_pin_view *views, size_t nviews, struct bw_slot *slot);
+/* Add the pins of one more view to slot id (compiled as c), before it governs there. */
+int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
+		     const struct bw_pin_view *v, struct bw_pins_done *done);
 /*
  * Empty a slot (its keys, pins and ring buffer) unless a governed cgroup
  * still refers to it (-EBUSY: another command governs with it now).
@@ -64,5 +71,11 @@ int bw_govern_set_mode(struct bw_maps *m, const char *dir, enum bw_mode mode, in
  * nothing there was governed.
  */
 int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot);
+
+/*
+ * Point every cgroup of dir's subtree that slot from governs at slot to,
+ * each keeping its mode (a profile replaced by its new version). *n: how many.
+ */
+int bw_govern_repoint(struct bw_maps *m, const char *dir, uint32_t from, uint32_t to, int *n);
 
 #endif

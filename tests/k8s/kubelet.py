@@ -61,7 +61,7 @@ class Kubelet:
             raise CRIError(method, reply["error"], reply.get("code"))
         return reply["response"]
 
-    def run_pod(self, name, namespace="default", annotations=None, labels=None):
+    def run_pod(self, name, namespace="default", annotations=None, labels=None, privileged=False):
         """RunPodSandbox as kubelet would: its metadata, labels and annotations."""
         uid = str(uuid.uuid4())
         logdir = os.path.join(DATA, "logs", "%s_%s_%s" % (namespace, name, uid))
@@ -76,7 +76,8 @@ class Kubelet:
             "labels": lab,
             "annotations": dict(annotations or {}),
             "linux": {"cgroup_parent": "/kubepods/besteffort/pod" + uid,
-                      "security_context": {"namespace_options": {"network": "NODE"}}},
+                      "security_context": {"namespace_options": {"network": "NODE"},
+                                           "privileged": privileged}},
         }
         pod_id = self.call("RunPodSandbox", {"config": config})["pod_sandbox_id"]
         pod = {"id": pod_id, "config": config, "uid": uid, "name": name,
@@ -84,7 +85,7 @@ class Kubelet:
         self.pods.append(pod)
         return pod
 
-    def create(self, pod, name, command, mounts=(), annotations=None):
+    def create(self, pod, name, command, mounts=(), annotations=None, privileged=False):
         config = {
             "metadata": {"name": name, "attempt": 0},
             "image": {"image": IMAGE},
@@ -97,6 +98,7 @@ class Kubelet:
             "annotations": dict(annotations or {}),
             "mounts": [{"container_path": c, "host_path": h, "readonly": ro}
                        for c, h, ro in mounts],
+            "linux": {"security_context": {"privileged": privileged}},
         }
         cid = self.call("CreateContainer", {"pod_sandbox_id": pod["id"], "config": config,
                                             "sandbox_config": pod["config"]})["container_id"]

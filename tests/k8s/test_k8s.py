@@ -1,0 +1,372 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The Kubernetes node agent against a real container runtime, in the VM.
+
+containerd 1.6 and runc 1.1 (tools/vm/fetch-containers.sh) run pods that
+tests/k8s/kubelet.py asks for through the CRI API, as kubelet would;
+bpfwarden-hook is called by the runtime as an OCI createRuntime hook
+(containerd's base_runtime_spec) or as an NRI v0.1 plugin, and `bpfwarden
+daemon` governs what the pods select. Every test runs once per way the hook
+is called (test_hook_*, test_nri_*).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, HERE)
+
+import bwtest  # noqa: E402
+from bwtest import BW, Failure, check, check_eq, skip, wait_for  # noqa: E402
+import kubelet  # noqa: E402
+
+DATA = kubelet.DATA
+POLICY = os.path.join(DATA, "policy")       # the ConfigMap volume
+VOLUME = os.path.join(DATA, "volume")       # a hostPath volume
+LOG = os.path.join(DATA, "daemon.log")
+STATE = os.path.join(kubelet.RUN, "state", "io.containerd.runtime.v2.task")
+METRICS = "127.0.0.1:9464"
+
+WEB = """profile web
+default allow
+deny file rw /etc/shadow
+deny file rw /data/secret/**
+"""
+BATCH = """profile batch
+default allow
+deny file rw /etc/hostname
+match namespace=ci container=job
+"""
+
+state = {"mode": None, "kubelet": None, "daemon": None, "generation": 0}
+
+
+def configmap(files):
+    """Write the policy directory the way kubelet updates a ConfigMap volume:
+    a new timestamped directory, then `..data` swapped to it in one rename."""
+    os.makedirs(POLICY, exist_ok=True)
+    state["generation"] += 1
+    new = os.path.join(POLICY, "..%d" % state["generation"])
+    os.makedirs(new)
+    for name, text in files.items():
+        with open(os.path.join(new, name), "w") as f:
+            f.write(text)
+    tmp = os.path.join(POLICY, "..data_tmp")
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(os.path.basename(new), tmp)
+    os.rename(tmp, os.path.join(POLICY, "..data"))
+    for name in files:
+        link = os.path.join(POLICY, name)
+        if not os.path.lexists(link):
+            os.symlink(os.path.join("..data", name), link)
+
+
+def log_events():
+    return bwtest.events(LOG)
+
+
+def start_daemon():
+    state["daemon"] = subprocess.Popen(
+        [BW, "daemon", "--policy-dir", POLICY, "--log", LOG, "--metrics-addr", METRICS,
+         "--runtime-state", STATE], stdout=subprocess.DEVNULL, stderr=open(LOG + ".err", "a"))
+    wait_for(lambda: os.path.exists("/run/bpfwarden/hook.sock")
+             and any(e.get("msg", "").startswith("daemon started") for e in log_events()[-20:]),
+             timeout=60, what="the daemon to start")
+
+
+def stop_daemon(sig=signal.SIGTERM):
+    d = state["daemon"]
+    if d and d.poll() is None:
+        d.send_signal(sig)
+        d.wait(timeout=30)
+    state["daemon"] = None
+    wait_for(lambda: not os.path.exists("/run/bpfwarden/hook.sock") or sig == signal.SIGKILL,
+             timeout=10, what="the daemon's socket to go")
+    if os.path.exists("/run/bpfwarden/hook.sock"):
+        os.unlink("/run/bpfwarden/hook.sock")
+
+
+def node(mode):
+    """containerd calling bpfwarden-hook in this mode, and the daemon, both running."""
+    if state["mode"] == mode and state["daemon"] and state["daemon"].poll() is None:
+        return state["kubelet"]
+    teardown()
+    os.makedirs(DATA, exist_ok=True)
+    configmap({"web.profile": WEB, "batch.profile": BATCH})
+    kubelet.node("up", mode)
+    state["mode"] = mode
+    state["kubelet"] = kubelet.Kubelet()
+    start_daemon()
+    return state["kubelet"]
+
+
+def teardown():
+    if state["kubelet"]:
+        state["kubelet"].close()
+        state["kubelet"] = None
+    stop_daemon()
+    if state["mode"]:
+        kubelet.node("down")
+        state["mode"] = None
+
+
+def deny_events(pod, path=None):
+    return [e for e in log_events() if e["type"] == "deny" and e.get("k8s", {}).get("pod") == pod
+            and (path is None or e.get("path") == path)]
+
+
+def check_identity(ev, pod, container, cid):
+    k = ev.get("k8s")
+    check(k is not None, "no k8s object in %s" % ev)
+    check_eq(k["namespace"], pod["namespace"], "k8s.namespace")
+    check_eq(k["pod"], pod["name"], "k8s.pod")
+    check_eq(k["uid"], pod["uid"], "k8s.uid")
+    check_eq(k["container"], container, "k8s.container")
+    check_eq(k["container_id"], cid, "k8s.container_id")
+    check_eq(k["image"], kubelet.IMAGE, "k8s.image")
+
+
+# Each test takes the kubelet of its mode.
+
+def first_instruction(k):
+    """The container's very first command is a denied open: it fails, and the
+    deny event names the pod."""
+    pod = k.run_pod("web-1", annotations={"bpfwarden.io/profile": "web"})
+    rc, out, cid = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
+    check(rc != 0, "cat /etc/shadow succeeded in a governed container: %s" % out)
+    check(any("Permission denied" in line for line in out), "no EACCES in %s" % out)
+    wait_for(lambda: deny_events("web-1", "/etc/shadow"), what="the deny event")
+    ev = deny_events("web-1", "/etc/shadow")[0]
+    check_identity(ev, pod, "app", cid)
+    check_eq(ev["profile"], "web", "profile")
+    check_eq(ev["proc"]["comm"], "cat", "the denied process")
+    k.remove_pod(pod)
+
+
+def unselected_untouched(k):
+    pod = k.run_pod("plain-1")
+    rc, out, _ = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
+    check_eq(rc, 0, "exit status of an unselected container (output %s)" % out)
+    check_eq(out, ["root:*:19000:0:99999:7:::"], "its output")
+    check(not deny_events("plain-1"), "events for an unselected pod")
+    k.remove_pod(pod)
+
+
+def match_line_selects(k):
+    """A profile's match line selects by namespace and container name."""
+    pod = k.run_pod("runner-7", namespace="ci")
+    rc, out, cid = k.run(pod, "job", ["/bin/cat", "/etc/hostname"])
+    check(rc != 0, "the match line did not select ci/job: %s" % out)
+    rc, out, _ = k.run(pod, "sidecar", ["/bin/cat", "/etc/hostname"])
+    check_eq(rc, 0, "the sidecar is not selected (%s)" % out)
+    wait_for(lambda: deny_events("runner-7", "/etc/hostname"), what="the deny event")
+    check_identity(deny_events("runner-7")[0], pod, "job", cid)
+    k.remove_pod(pod)
+
+
+def daemon_down(k):
+    """Fail closed: with the daemon down a selected container does not start;
+    unselected ones and kube-system's do."""
+    stop_daemon()
+    try:
+        pod = k.run_pod("web-down", annotations={"bpfwarden.io/profile": "web"})
+        cid = k.create(pod, "app", ["/bin/cat", "/etc/shadow"])
+        try:
+            k.start(cid)
+            raise Failure("a selected container started with the daemon down")
+        except kubelet.CRIError as e:
+            check("daemon cannot be reached" in e.msg, "why it did not start: %s" % e.msg)
+        # Selected by a match line the daemon wrote out before it stopped.
+        ci = k.run_pod("runner-down", namespace="ci")
+        cid = k.create(ci, "job", ["/bin/true"])
+        try:
+            k.start(cid)
+            raise Failure("a container selected by a match line started with the daemon down")
+        except kubelet.CRIError:
+            pass
+        plain = k.run_pod("plain-down")
+        rc, out, _ = k.run(plain, "app", ["/bin/cat", "/etc/motd"])
+        check_eq(rc, 0, "an unselected container with the daemon down (%s)" % out)
+        ks = k.run_pod("dns-down", namespace="kube-system",
+                       annotations={"bpfwarden.io/profile": "web"})
+        rc, out, _ = k.run(ks, "app", ["/bin/cat", "/etc/motd"])
+        check_eq(rc, 0, "a kube-system container with the daemon down (%s)" % out)
+        for p in (pod, ci, plain, ks):
+            k.remove_pod(p)
+    finally:
+        start_daemon()
+
+
+LOOP = ("i=0; while [ $i -lt 600 ]; do "
+        "if cat /etc/shadow >/dev/null 2>&1; then echo shadow-read; else echo shadow-denied; fi; "
+        "if cat /etc/motd >/dev/null 2>&1; then echo motd-read; else echo motd-denied; fi; "
+        "i=$((i+1)); sleep 0.3; done")
+
+
+def last_lines(k, pod, name, n=2):
+    return k.log(pod, name)[-n:]
+
+
+def restart(k):
+    """Enforcement goes on while the daemon is down; after its restart the
+    events of the container carry its identity again."""
+    pod = k.run_pod("web-long", annotations={"bpfwarden.io/profile": "web"})
+    cid = k.create(pod, "loop", ["/bin/sh", "-c", LOOP])
+    k.start(cid)
+    wait_for(lambda: "shadow-denied" in k.log(pod, "loop"), what="the loop's first turn")
+    stop_daemon(signal.SIGKILL)
+    n = len(k.log(pod, "loop"))
+    wait_for(lambda: len(k.log(pod, "loop")) > n + 4, what="more turns with the daemon down")
+    check("shadow-read" not in k.log(pod, "loop"), "/etc/shadow read while the daemon was down")
+    mark = len(log_events())
+    start_daemon()
+    wait_for(lambda: any(e["type"] == "deny" for e in log_events()[mark:]), timeout=30,
+             what="a deny event after the restart")
+    ev = [e for e in log_events()[mark:] if e["type"] == "deny"][0]
+    check_identity(ev, pod, "loop", cid)
+    check("shadow-read" not in k.log(pod, "loop"), "/etc/shadow read after the restart")
+    k.remove_pod(pod)
+
+
+def child_cgroup(k):
+    """A cgroup made inside the container is governed as the container is."""
+    pod = k.run_pod("web-cg", annotations={"bpfwarden.io/profile": "web"}, privileged=True)
+    script = ("mkdir /sys/fs/cgroup/inner && echo $$ > /sys/fs/cgroup/inner/cgroup.procs && "
+              "cat /proc/self/cgroup && cat /etc/shadow; echo rc=$?")
+    rc, out, cid = k.run(pod, "app", ["/bin/sh", "-c", script], privileged=True)
+    check("0::/inner" in out, "the shell did not move into its own cgroup: %s" % out)
+    check("rc=1" in out, "/etc/shadow readable from a child cgroup: %s" % out)
+    wait_for(lambda: deny_events("web-cg", "/etc/shadow"), what="the deny event")
+    ev = deny_events("web-cg", "/etc/shadow")[0]
+    check(ev["cgroup"]["path"].endswith("/inner"), "cgroup path %s" % ev["cgroup"]["path"])
+    check_identity(ev, pod, "app", cid)
+    k.remove_pod(pod)
+
+
+def volume_and_hard_link(k):
+    """A denied file of a volume, reached by a second bind mount of the volume
+    or through a hard link made outside the denied directory, is refused:
+    its pins were resolved in the container's own root."""
+    shutil.rmtree(VOLUME, ignore_errors=True)
+    os.makedirs(os.path.join(VOLUME, "secret"))
+    os.makedirs(os.path.join(VOLUME, "pub"))
+    with open(os.path.join(VOLUME, "secret", "key"), "w") as f:
+        f.write("s3cr3t\n")
+    os.link(os.path.join(VOLUME, "secret", "key"), os.path.join(VOLUME, "pub", "alias"))
+    with open(os.path.join(VOLUME, "pub", "readme"), "w") as f:
+        f.write("public\n")
+    pod = k.run_pod("web-vol", annotations={"bpfwarden.io/profile": "web"})
+    script = ("for f in /data/pub/readme /data/secret/key /mnt/secret/key /data/pub/alias; do "
+              "if cat $f >/dev/null 2>&1; then echo $f read; else echo $f denied; fi; done")
+    rc, out, cid = k.run(pod, "app", ["/bin/sh", "-c", script],
+                         mounts=[("/data", VOLUME, False), ("/mnt", VOLUME, True)])
+    check_eq(out, ["/data/pub/readme read", "/data/secret/key denied", "/mnt/secret/key denied",
+                   "/data/pub/alias denied"], "reads through the volume")
+    wait_for(lambda: len(deny_events("web-vol")) >= 3, what="three deny events")
+    by_inode = [e for e in deny_events("web-vol") if e.get("by_inode")]
+    check(by_inode, "no deny decided by an inode pin: %s" % deny_events("web-vol"))
+    k.remove_pod(pod)
+
+
+def profile_edit(k):
+    """Editing the profile changes what a running container may do; a broken
+    edit changes nothing and says why."""
+    pod = k.run_pod("web-edit", annotations={"bpfwarden.io/profile": "web"})
+    cid = k.create(pod, "loop", ["/bin/sh", "-c", LOOP])
+    k.start(cid)
+    wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
+             what="the loop under the first version")
+    configmap({"web.profile": WEB + "deny file r /etc/motd\n", "batch.profile": BATCH})
+    wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-denied"],
+             what="/etc/motd denied after the edit")
+    mark = len(log_events())
+    configmap({"web.profile": WEB + "deny file r /etc/motd\nallow file frobnicate /\n",
+               "batch.profile": BATCH})
+    wait_for(lambda: any("not loaded" in e.get("msg", "") for e in log_events()[mark:]),
+             what="the broken edit's agent event")
+    msg = [e["msg"] for e in log_events()[mark:] if "not loaded" in e.get("msg", "")][0]
+    check("web.profile:6" in msg, "the error does not say where: %s" % msg)
+    n = len(k.log(pod, "loop"))
+    wait_for(lambda: len(k.log(pod, "loop")) >= n + 4, what="more turns")
+    check_eq(last_lines(k, pod, "loop"), ["shadow-denied", "motd-denied"],
+             "enforcement after the broken edit")
+    configmap({"web.profile": WEB, "batch.profile": BATCH})
+    wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
+             what="/etc/motd readable again")
+    k.remove_pod(pod)
+
+
+def scrape():
+    with urllib.request.urlopen("http://%s/metrics" % METRICS, timeout=10) as r:
+        check_eq(r.status, 200, "metrics status")
+        return r.read().decode()
+
+
+def metric(text, name, **labels):
+    want = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            lab = line[len(name) + 1:line.index("}")]
+            if ",".join(sorted(lab.split(","))) == want:
+                return float(line.rsplit(" ", 1)[1])
+    raise Failure("no %s{%s} in the metrics" % (name, want))
+
+
+def metrics(k):
+    """The endpoint answers, promtool accepts it, and its counters move."""
+    before = scrape()
+    promtool = shutil.which("promtool")
+    if promtool:
+        p = subprocess.run([promtool, "check", "metrics"], input=before, capture_output=True,
+                           text=True)
+        check(p.returncode == 0, "promtool check metrics: %s%s" % (p.stdout, p.stderr))
+    denied = metric(before, "bpfwarden_decisions_total", profile="web", verdict="deny",
+                    result="denied")
+    hooks = metric(before, "bpfwarden_hook_requests_total", result="governed")
+    pod = k.run_pod("web-metrics", annotations={"bpfwarden.io/profile": "web"})
+    rc, out, _ = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
+    check(rc != 0, "cat /etc/shadow succeeded")
+    after = scrape()
+    check(metric(after, "bpfwarden_decisions_total", profile="web", verdict="deny",
+                 result="denied") > denied, "denied did not move")
+    check(metric(after, "bpfwarden_hook_requests_total", result="governed") > hooks,
+          "hook requests did not move")
+    check(metric(after, "bpfwarden_governed_containers", profile="web") >= 1,
+          "no governed container counted")
+    with urllib.request.urlopen("http://%s/healthz" % METRICS, timeout=10) as r:
+        check_eq(r.read(), b"ok\n", "/healthz")
+    k.remove_pod(pod)
+    if not promtool:
+        skip("promtool is not installed (package prometheus): the text was not checked")
+
+
+CASES = [first_instruction, unselected_untouched, match_line_selects, daemon_down, restart,
+         child_cgroup, volume_and_hard_link, profile_edit, metrics]
+
+
+def make(mode, case):
+    def t():
+        if not shutil.which("node"):
+            skip("no node: the stand-in kubelet (tests/k8s/cri.js) needs Node")
+        cache = os.environ.get("BW_VM_CACHE", "/var/cache/bpfwarden-vm")
+        if not os.path.exists(os.path.join(cache, "containers", "bin", "complete")):
+            skip("no containerd in %s: run tools/vm/fetch-containers.sh" % cache)
+        case(node(mode))
+    t.__name__ = "test_%s_%s" % (mode, case.__name__)
+    return t
+
+
+TESTS = [make(mode, case) for mode in ("hook", "nri") for case in CASES]
+
+if __name__ == "__main__":
+    try:
+        rc = bwtest.main(TESTS, sys.argv)
+    finally:
+        teardown()
+    sys.exit(rc)
