@@ -15,9 +15,10 @@
  * is in kube-system or the agent's own pod. No libbpf, no BPF: the daemon
  * does all of that.
  *
- * As an NRI plugin it always prints a valid answer on stdout: a result, or
- * an error object with a non-zero exit; `delete` and the other states are
- * answered at once (containerd waits for them in its exit handling).
+ * As an NRI plugin it always prints a valid answer on stdout: a result,
+ * with an "error" when the container must not start (and a non-zero exit);
+ * `delete` and the other states are answered at once (containerd waits for
+ * them in its exit handling).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -118,8 +119,16 @@ static int refuse(const char *fmt, ...)
 		struct jw w;
 
 		jw_init(&w);
+		/*
+		 * Both readers of NRI v0.1: its first releases read an error
+		 * object ({"plugin", "message"}) after a non-zero exit, later
+		 * ones (containerd 1.6.20 among them) read a result whatever
+		 * the exit status and fail only on its "error".
+		 */
 		jw_begin(&w);
 		jw_str(&w, "plugin", PLUGIN_NAME);
+		jw_str(&w, "version", nri_version);
+		jw_str(&w, "error", msg);
 		jw_str(&w, "message", msg);
 		jw_end(&w);
 		jw_write_line(&w, STDOUT_FILENO);

@@ -49,6 +49,14 @@ class Kubelet:
         self.proc.wait(timeout=30)
 
     def call(self, method, request, timeout=120):
+        start = time.time()
+        try:
+            return self._call(method, request, timeout)
+        finally:
+            if os.environ.get("BW_K8S_TRACE"):
+                print("  cri %s %.2fs" % (method, time.time() - start), flush=True)
+
+    def _call(self, method, request, timeout):
         self.next_id += 1
         self.proc.stdin.write(json.dumps({"id": self.next_id, "method": method,
                                           "request": request, "timeout": timeout}) + "\n")
