@@ -63,7 +63,7 @@ HOOK := $(BUILD)/bpfwarden-hook
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: FORCE all agent hook helpers unit fuzz check hosttest vmtest test deps demo clean format vmlinux
+.PHONY: FORCE all agent hook image deploytest helpers unit fuzz check hosttest vmtest test deps demo clean format vmlinux
 
 all: agent hook helpers
 
@@ -109,9 +109,23 @@ $(BUILD)/hook/%.o: hook/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# Static: the DaemonSet copies it onto nodes whose C library is not the image's.
 $(HOOK): $(BUILD)/hook/main.o $(HOOK_LIB_OBJS) $(BUILD)/user/jsonw.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -static $^ -lm -o $@
+
+# The agent's container image, without a registry (deploy/image/build.py).
+IMAGE := $(BUILD)/bpfwarden-image.tar
+$(IMAGE): $(AGENT) $(HOOK) deploy/image/build.py deploy/image/install-hook.sh tools/oci.py
+	$(call msg,IMAGE,$@)
+	$(Q)/usr/bin/python3 deploy/image/build.py $(BUILD) $(shell cat VERSION) $@
+
+image: $(IMAGE)
+
+# The manifests against the Kubernetes schemas, strictly; their profiles checked.
+deploytest: all
+	$(call msg,TEST,deploy/)
+	$(Q)tests/deploy/run.sh
 
 $(BUILD)/libbwpolicy.a: $(POLICY_OBJS)
 	$(call msg,AR,$@)
@@ -185,7 +199,7 @@ hosttest: all $(TRIE_TEST)
 vmtest: all
 	tools/vm/run-tests.sh
 
-test: check hosttest vmtest
+test: check hosttest deploytest vmtest
 
 demo: all
 	tools/demo.sh

@@ -104,6 +104,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_counters SEC(".maps");
 
+/* Deny verdicts per slot, operation and mode (include/bpfwarden.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BW_OPSTATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_opstats SEC(".maps");
+
 /* What learn mode has already reported (include/bpfwarden.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -413,4 +413,14 @@ struct bw_counters {
 };
 _Static_assert(sizeof(struct bw_counters) == 48, "bw_counters size");
 
+/*
+ * Deny verdicts per policy slot, operation and mode (the daemon's metrics),
+ * counted per CPU in bpf/event.bpf.h where bw_counters are: one __u64 at
+ * BW_OPSTATS_INDEX. Verdicts that allow are not counted (that would cost
+ * every allowed operation a map update).
+ */
+#define BW_NMODES			    3
+#define BW_OPSTATS_INDEX(policy, op, mode) (((policy) * BW_OP_MAX + (op)) * BW_NMODES + (mode))
+#define BW_OPSTATS_ENTRIES		    (BW_MAX_POLICIES * BW_OP_MAX * BW_NMODES)
+
 #endif /* BPFWARDEN_H */

@@ -189,6 +189,25 @@ static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t 
 	return ret ? ret : write_unix(m, c, id);
 }
 
+/* Likewise its deny verdicts per operation and mode. */
+static int zero_opstats(struct bw_maps *m, uint32_t id, int ncpu)
+{
+	__u64 *zero = calloc(ncpu, sizeof(*zero));
+	__u32 op, mode, idx;
+	int ret = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	for (op = 0; op < BW_OP_MAX && !ret; op++)
+		for (mode = 0; mode < BW_NMODES && !ret; mode++) {
+			idx = BW_OPSTATS_INDEX(id, op, mode);
+			if (bpf_map_update_elem(m->opstats, &idx, zero, BPF_ANY))
+				ret = -errno;
+		}
+	free(zero);
+	return ret;
+}
+
 /*
  * A slot's counters start from zero: the agent reports the lost and
  * throttled counts it finds as `lost` records, and must not report an
@@ -209,7 +228,7 @@ static int zero_counters(struct bw_maps *m, uint32_t id)
 		bw_err("cannot reset the counters of policy slot %u: %s", id, strerror(-ret));
 	}
 	free(zero);
-	return ret;
+	return ret ? ret : zero_opstats(m, id, ncpu);
 }
 
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot)

@@ -15,7 +15,7 @@
 /* Every fd closed: the initial value of a struct bw_maps. */
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                         \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                     \
 	}
 
 struct bw_maps {
@@ -29,6 +29,7 @@ struct bw_maps {
 	int rbufs;
 	int counters;
 	int pinbits;
+	int opstats; /* deny verdicts per slot, operation and mode */
 	int lock_fd; /* held while changing shared state */
 };
 

@@ -117,7 +117,9 @@ def teardown():
 
 
 def deny_events(pod, path=None):
-    return [e for e in log_events() if e["type"] == "deny" and e.get("k8s", {}).get("pod") == pod
+    """The deny events of this pod (by its uid: pod names repeat from test to test)."""
+    return [e for e in log_events() if e["type"] == "deny"
+            and e.get("k8s", {}).get("uid") == pod["uid"]
             and (path is None or e.get("path") == path)]
 
 
@@ -141,8 +143,8 @@ def first_instruction(k):
     rc, out, cid = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
     check(rc != 0, "cat /etc/shadow succeeded in a governed container: %s" % out)
     check(any("Permission denied" in line for line in out), "no EACCES in %s" % out)
-    wait_for(lambda: deny_events("web-1", "/etc/shadow"), what="the deny event")
-    ev = deny_events("web-1", "/etc/shadow")[0]
+    wait_for(lambda: deny_events(pod, "/etc/shadow"), what="the deny event")
+    ev = deny_events(pod, "/etc/shadow")[0]
     check_identity(ev, pod, "app", cid)
     check_eq(ev["profile"], "web", "profile")
     check_eq(ev["proc"]["comm"], "cat", "the denied process")
@@ -154,7 +156,7 @@ def unselected_untouched(k):
     rc, out, _ = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
     check_eq(rc, 0, "exit status of an unselected container (output %s)" % out)
     check_eq(out, ["root:*:19000:0:99999:7:::"], "its output")
-    check(not deny_events("plain-1"), "events for an unselected pod")
+    check(not deny_events(pod), "events for an unselected pod")
     k.remove_pod(pod)
 
 
@@ -165,8 +167,8 @@ def match_line_selects(k):
     check(rc != 0, "the match line did not select ci/job: %s" % out)
     rc, out, _ = k.run(pod, "sidecar", ["/bin/cat", "/etc/hostname"])
     check_eq(rc, 0, "the sidecar is not selected (%s)" % out)
-    wait_for(lambda: deny_events("runner-7", "/etc/hostname"), what="the deny event")
-    check_identity(deny_events("runner-7")[0], pod, "job", cid)
+    wait_for(lambda: deny_events(pod, "/etc/hostname"), what="the deny event")
+    check_identity(deny_events(pod)[0], pod, "job", cid)
     k.remove_pod(pod)
 
 
@@ -237,8 +239,8 @@ def child_cgroup(k):
     check(any(line.startswith("0::") and line.endswith("/inner") for line in out),
           "the shell did not move into its own cgroup: %s" % out)
     check("rc=1" in out, "/etc/shadow readable from a child cgroup: %s" % out)
-    wait_for(lambda: deny_events("web-cg", "/etc/shadow"), what="the deny event")
-    ev = deny_events("web-cg", "/etc/shadow")[0]
+    wait_for(lambda: deny_events(pod, "/etc/shadow"), what="the deny event")
+    ev = deny_events(pod, "/etc/shadow")[0]
     check(ev["cgroup"]["path"].endswith("/%s/inner" % cid), "cgroup path %s" % ev["cgroup"]["path"])
     check_identity(ev, pod, "app", cid)
     k.remove_pod(pod)
@@ -263,9 +265,9 @@ def volume_and_hard_link(k):
                          mounts=[("/data", VOLUME, False), ("/mnt", VOLUME, True)])
     check_eq(out, ["/data/pub/readme read", "/data/secret/key denied", "/mnt/secret/key denied",
                    "/data/pub/alias denied"], "reads through the volume")
-    wait_for(lambda: len(deny_events("web-vol")) >= 3, what="three deny events")
-    by_inode = [e for e in deny_events("web-vol") if e.get("by_inode")]
-    check(by_inode, "no deny decided by an inode pin: %s" % deny_events("web-vol"))
+    wait_for(lambda: len(deny_events(pod)) >= 3, what="three deny events")
+    by_inode = [e for e in deny_events(pod) if e.get("by_inode")]
+    check(by_inode, "no deny decided by an inode pin: %s" % deny_events(pod))
     k.remove_pod(pod)
 
 
@@ -303,13 +305,16 @@ def scrape():
         return r.read().decode()
 
 
-def metric(text, name, **labels):
+def metric(text, name, missing=None, **labels):
+    """A sample's value; a counter not yet counted is absent: missing then."""
     want = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
     for line in text.splitlines():
         if line.startswith(name + "{"):
             lab = line[len(name) + 1:line.index("}")]
             if ",".join(sorted(lab.split(","))) == want:
                 return float(line.rsplit(" ", 1)[1])
+    if missing is not None:
+        return missing
     raise Failure("no %s{%s} in the metrics" % (name, want))
 
 
@@ -321,16 +326,19 @@ def metrics(k):
         p = subprocess.run([promtool, "check", "metrics"], input=before, capture_output=True,
                            text=True)
         check(p.returncode == 0, "promtool check metrics: %s%s" % (p.stdout, p.stderr))
-    denied = metric(before, "bpfwarden_decisions_total", profile="web", verdict="deny",
-                    result="denied")
+    opens = metric(before, "bpfwarden_decisions_total", 0, profile="web", op="open",
+                   mode="enforce", verdict="deny")
+    refused = metric(before, "bpfwarden_refusals_total", profile="web", result="denied")
     hooks = metric(before, "bpfwarden_hook_requests_total", result="governed")
     pod = k.run_pod("web-metrics", annotations={"bpfwarden.io/profile": "web"})
     cid = k.create(pod, "app", ["/bin/sh", "-c", "cat /etc/shadow; echo done; sleep 600"])
     k.start(cid)
     wait_for(lambda: "done" in k.log(pod, "app"), what="the container's denied read")
     after = scrape()
-    check(metric(after, "bpfwarden_decisions_total", profile="web", verdict="deny",
-                 result="denied") > denied, "denied did not move")
+    check(metric(after, "bpfwarden_decisions_total", profile="web", op="open", mode="enforce",
+                 verdict="deny") > opens, "the denied opens did not move")
+    check(metric(after, "bpfwarden_refusals_total", profile="web", result="denied") > refused,
+          "the refusals did not move")
     check(metric(after, "bpfwarden_hook_requests_total", result="governed") > hooks,
           "hook requests did not move")
     check(metric(after, "bpfwarden_governed_containers", profile="web") >= 1,

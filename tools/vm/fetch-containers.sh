@@ -47,7 +47,7 @@ done
 [ ${#kernels[@]} -gt 0 ] || kernels=(6.1 6.12)
 
 image_stamp() {
-	cat "$0" "$ROOT/tests/k8s/mkimage.py" /bin/busybox | sha256sum | cut -d' ' -f1
+	cat "$0" "$ROOT/tests/k8s/mkimage.py" "$ROOT/tools/oci.py" /bin/busybox | sha256sum | cut -d' ' -f1
 }
 node_stamp() {
 	cat "$ROOT/tests/k8s/package.json" "$ROOT/tests/k8s/package-lock.json" | sha256sum | cut -d' ' -f1

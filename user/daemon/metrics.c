@@ -113,13 +113,17 @@ static const char *lv(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-static void slot_counters(struct daemon *d, uint32_t slot, struct bw_counters *sum)
+void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_counters *sum,
+		      uint64_t ops[BW_OP_MAX * BW_NMODES])
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
+	uint32_t slot = p->slot.id, op, mode, idx;
 	struct bw_counters *c;
+	__u64 *v;
 
-	memset(sum, 0, sizeof(*sum));
-	if (ncpu <= 0)
+	*sum = p->base;
+	memcpy(ops, p->base_ops, sizeof(p->base_ops));
+	if (ncpu <= 0 || !p->installed)
 		return;
 	c = calloc(ncpu, sizeof(*c));
 	if (c && !bpf_map_lookup_elem(d->maps.counters, &slot, c)) {
@@ -133,6 +137,46 @@ static void slot_counters(struct daemon *d, uint32_t slot, struct bw_counters *s
 		}
 	}
 	free(c);
+	v = calloc(ncpu, sizeof(*v));
+	for (op = 0; v && op < BW_OP_MAX; op++)
+		for (mode = 0; mode < BW_NMODES; mode++) {
+			idx = BW_OPSTATS_INDEX(slot, op, mode);
+			if (bpf_map_lookup_elem(d->maps.opstats, &idx, v))
+				continue;
+			for (i = 0; i < ncpu; i++)
+				ops[op * BW_NMODES + mode] += v[i];
+		}
+	free(v);
+}
+
+/* Deny verdicts of one profile by operation name (both ends of rename are one) and mode. */
+static void put_decisions(struct text *t, const char *profile, const uint64_t *ops)
+{
+	static const char *const modes[BW_NMODES] = {"enforce", "audit", "learn"};
+	uint32_t op, other, mode;
+
+	for (op = 1; op < BW_OP_MAX; op++) {
+		const char *name = bw_op_name(op);
+		bool first = true;
+
+		/* An operation name met before was printed with this one's counts. */
+		for (other = 1; other < op; other++)
+			first &= strcmp(bw_op_name(other), name) != 0;
+		if (!first)
+			continue;
+		for (mode = 0; mode < BW_NMODES; mode++) {
+			uint64_t n = 0;
+
+			for (other = op; other < BW_OP_MAX; other++)
+				if (!strcmp(bw_op_name(other), name))
+					n += ops[other * BW_NMODES + mode];
+			if (n)
+				put(t,
+				    "bpfwarden_decisions_total{profile=\"%s\",op=\"%s\",mode=\"%s\","
+				    "verdict=\"deny\"} %llu\n",
+				    profile, name, modes[mode], (unsigned long long)n);
+		}
+	}
 }
 
 /* Entries in use of a hash map (a walk over its keys: these maps are small). */
@@ -190,19 +234,28 @@ static void render(struct daemon *d, struct text *t)
 	char a[512], b[512], c[512];
 	size_t i, r;
 
-	put(t, "# HELP bpfwarden_decisions_total Operations a rule or default denied, by profile "
-	       "and what the mode made of it (counted in the kernel, throttled events too).\n"
+	put(t, "# HELP bpfwarden_decisions_total Operations a rule or default denied, by profile, "
+	       "operation and the mode they were decided under (counted in the kernel: throttled "
+	       "events count too).\n"
 	       "# TYPE bpfwarden_decisions_total counter\n");
 	for (i = 0; i < d->nprofiles; i++) {
 		struct bw_counters s;
-		uint64_t v[3];
+		uint64_t ops[BW_OP_MAX * BW_NMODES];
 
-		slot_counters(d, d->profiles[i]->slot.id, &s);
+		d_profile_counts(d, d->profiles[i], &s, ops);
+		put_decisions(t, lv(d->profiles[i]->name, a, sizeof(a)), ops);
+	}
+	put(t, "# HELP bpfwarden_refusals_total What the mode made of the denials: refused, "
+	       "audited (let pass), learned.\n"
+	       "# TYPE bpfwarden_refusals_total counter\n");
+	for (i = 0; i < d->nprofiles; i++) {
+		struct bw_counters s;
+		uint64_t ops[BW_OP_MAX * BW_NMODES], v[3];
+
+		d_profile_counts(d, d->profiles[i], &s, ops);
 		v[0] = s.denied, v[1] = s.audited, v[2] = s.learned;
 		for (r = 0; r < 3; r++)
-			put(t,
-			    "bpfwarden_decisions_total{profile=\"%s\",verdict=\"deny\",result=\"%"
-			    "s\"} %llu\n",
+			put(t, "bpfwarden_refusals_total{profile=\"%s\",result=\"%s\"} %llu\n",
 			    lv(d->profiles[i]->name, a, sizeof(a)), results[r],
 			    (unsigned long long)v[r]);
 	}
@@ -210,16 +263,25 @@ static void render(struct daemon *d, struct text *t)
 	       "# TYPE bpfwarden_events_lost_total counter\n");
 	for (i = 0; i < d->nprofiles; i++) {
 		struct bw_counters s;
+		uint64_t ops[BW_OP_MAX * BW_NMODES];
 
-		slot_counters(d, d->profiles[i]->slot.id, &s);
+		d_profile_counts(d, d->profiles[i], &s, ops);
 		lv(d->profiles[i]->name, a, sizeof(a));
-		put(t, "bpfwarden_events_lost_total{profile=\"%s\",reason=\"ringbuf_full\"} %llu\n",
-		    a, (unsigned long long)s.lost);
+		put(t, "bpfwarden_events_lost_total{profile=\"%s\",reason=\"ringbuf_full\"} %llu\n", a,
+		    (unsigned long long)s.lost);
 		put(t, "bpfwarden_events_lost_total{profile=\"%s\",reason=\"throttled\"} %llu\n", a,
 		    (unsigned long long)s.throttled);
-		put(t,
-		    "bpfwarden_events_lost_total{profile=\"%s\",reason=\"path_too_long\"} %llu\n",
-		    a, (unsigned long long)s.truncated);
+	}
+	put(t, "# HELP bpfwarden_paths_too_long_total Operations whose path did not fit the kernel's "
+	       "buffer (refused unless in audit mode).\n"
+	       "# TYPE bpfwarden_paths_too_long_total counter\n");
+	for (i = 0; i < d->nprofiles; i++) {
+		struct bw_counters s;
+		uint64_t ops[BW_OP_MAX * BW_NMODES];
+
+		d_profile_counts(d, d->profiles[i], &s, ops);
+		put(t, "bpfwarden_paths_too_long_total{profile=\"%s\"} %llu\n",
+		    lv(d->profiles[i]->name, a, sizeof(a)), (unsigned long long)s.truncated);
 	}
 	put(t, "# HELP bpfwarden_governed_containers Containers the daemon governs, by profile.\n"
 	       "# TYPE bpfwarden_governed_containers gauge\n");

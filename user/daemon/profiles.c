@@ -251,6 +251,8 @@ static void load_one(struct daemon *d, const char *file)
 	}
 	/* The new version is in place: move the containers, then let the old one go. */
 	n = old->installed ? d_containers_repoint(d, old, np) : 0;
+	/* Its counters go on from the old version's (they are Prometheus counters). */
+	d_profile_counts(d, old, &np->base, np->base_ops);
 	for (i = 0; i < d->nprofiles; i++)
 		if (d->profiles[i] == old)
 			d->profiles[i] = np;
