@@ -20,7 +20,7 @@ apt-get install -y -qq -t bookworm-backports libbpf-dev bpftool >/dev/null
 apt-get install -y -qq \
 	make gcc clang llvm pkg-config libelf-dev zlib1g-dev check libsubunit-dev \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
-	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml systemd >/dev/null
+	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml >/dev/null
 # promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
 apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 # The Kubernetes node tests' stand-in for kubelet is a Node program (tests/k8s/cri.js):
