@@ -54,5 +54,6 @@ int BPF_PROG(bw_cg_rmdir, struct cgroup *cgrp, const char *path)
 		return 0;
 	id = BPF_CORE_READ(cgrp, kn, id);
 	bpf_map_delete_elem(&bw_cgroups, &id);
+	bpf_map_delete_elem(&bw_pending, &id);
 	return 0;
 }

@@ -8,8 +8,9 @@
  * refused unless the profile allows the loader's own path. A memfd or other
  * file without a path runs only under `allow exec memfd`.
  *
- * Processes outside every governed cgroup cost one hash lookup; for governed
- * ones every internal failure fails closed (-EACCES).
+ * Processes outside every governed cgroup cost two hash lookups (the second
+ * for a cgroup waiting for its first exec); for governed ones every internal
+ * failure fails closed (-EACCES).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -60,6 +61,31 @@ static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len)
 	return off - path_len;
 }
 
+/*
+ * A cgroup waiting for its first exec (bw_pending) is governed from this
+ * exec on: its entry moves into bw_cgroups, where every hook finds it, and
+ * this exec, the container's first instruction, is decided under it. What
+ * ran in the cgroup before was its runtime setting it up (runc's init).
+ * *cg is NULL when the cgroup is not waiting; -EACCES when its entry cannot
+ * be moved (a full map fails closed, and the entry keeps waiting).
+ */
+static __always_inline int bw_pending_starts(__u64 cgid, struct bw_cgroup **cg)
+{
+	struct bw_cgroup *p = bpf_map_lookup_elem(&bw_pending, &cgid), v;
+
+	*cg = NULL;
+	if (!p)
+		return 0;
+	v = *p;
+	/* NOEXIST: another thread's exec may have moved it already. */
+	bpf_map_update_elem(&bw_cgroups, &cgid, &v, BPF_NOEXIST);
+	*cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!*cg)
+		return -EACCES;
+	bpf_map_delete_elem(&bw_pending, &cgid);
+	return 0;
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 {
@@ -69,8 +95,11 @@ int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 	if (ret)
 		return ret;
 	cg = bw_governing(&cgid);
-	if (!cg)
-		return 0;
+	if (!cg) {
+		ret = bw_pending_starts(cgid, &cg);
+		if (ret || !cg)
+			return ret;
+	}
 	return bw_decide_file(cgid, cg, bprm->file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
 			      BW_ACC_X);
 }

@@ -18,6 +18,20 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_cgroups SEC(".maps");
 
+/*
+ * Cgroups governed from their first exec: a container whose runtime (runc's
+ * init) is still setting it up when the agent is asked, before the
+ * container's own first instruction. bpf/exec.bpf.c moves the entry into
+ * bw_cgroups at that exec, which is then decided under it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_PENDING);
+	__type(key, __u64);
+	__type(value, struct bw_cgroup);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_pending SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, BW_MAX_POLICIES);

@@ -27,6 +27,8 @@
 /* Profiles loaded at once (one policy slot each) and cgroups governed. */
 #define BW_MAX_POLICIES 64
 #define BW_MAX_CGROUPS	8192
+/* Cgroups waiting for their first exec to be governed (containers being set up). */
+#define BW_MAX_PENDING 1024
 /* Trie entries (each subtree rule takes two), net keys and pinned deny inodes, all profiles. */
 #define BW_MAX_NET_KEYS	  16384
 #define BW_MAX_UNIX_KEYS  16384
@@ -419,8 +421,8 @@ _Static_assert(sizeof(struct bw_counters) == 48, "bw_counters size");
  * BW_OPSTATS_INDEX. Verdicts that allow are not counted (that would cost
  * every allowed operation a map update).
  */
-#define BW_NMODES			    3
-#define BW_OPSTATS_INDEX(policy, op, mode) (((policy) * BW_OP_MAX + (op)) * BW_NMODES + (mode))
-#define BW_OPSTATS_ENTRIES		    (BW_MAX_POLICIES * BW_OP_MAX * BW_NMODES)
+#define BW_NMODES			   3
+#define BW_OPSTATS_INDEX(policy, op, mode) (((policy)*BW_OP_MAX + (op)) * BW_NMODES + (mode))
+#define BW_OPSTATS_ENTRIES		   (BW_MAX_POLICIES * BW_OP_MAX * BW_NMODES)
 
 #endif /* BPFWARDEN_H */

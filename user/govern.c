@@ -41,10 +41,22 @@ static int uses_slot(uint64_t id, const struct bw_cgroup *v, void *arg)
 	return v->policy == *(uint32_t *)arg;
 }
 
-/* Is any governed cgroup using slot? */
+/* Is any governed cgroup, or one waiting for its first exec, using slot? */
 static int slot_referenced(struct bw_maps *m, uint32_t slot)
 {
-	return bw_governed_each(m, uses_slot, &slot);
+	uint64_t key, next;
+	struct bw_cgroup v;
+	int first = 1;
+
+	if (bw_governed_each(m, uses_slot, &slot))
+		return 1;
+	while (m->pending >= 0 && !bpf_map_get_next_key(m->pending, first ? NULL : &key, &next)) {
+		first = 0;
+		key = next;
+		if (!bpf_map_lookup_elem(m->pending, &key, &v) && v.policy == slot)
+			return 1;
+	}
+	return 0;
 }
 
 /* Delete every key of a map whose policy field (psize bytes at offset) equals slot. */
@@ -493,6 +505,12 @@ static int repoint_fn(const char *path, uint64_t id, void *arg)
 	struct govern_arg *a = arg;
 	struct bw_cgroup v;
 
+	/* Still waiting for its first exec: the entry that will move, moved. */
+	if (!bpf_map_lookup_elem(a->m->pending, &id, &v) && v.policy == a->slot) {
+		v.policy = a->v.policy;
+		if (!bpf_map_update_elem(a->m->pending, &id, &v, BPF_EXIST))
+			a->n++;
+	}
 	if (bw_governor(a->m, id, &v) || v.policy != a->slot)
 		return 0;
 	v.policy = a->v.policy;
@@ -512,5 +530,31 @@ int bw_govern_repoint(struct bw_maps *m, const char *dir, uint32_t from, uint32_
 	ret = bw_cgroup_walk(dir, repoint_fn, &a);
 	bw_unlock(m);
 	*n = a.n;
+	return ret;
+}
+
+int bw_govern_pending(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		      struct bw_cgroup *cur)
+{
+	struct bw_cgroup v = {.policy = slot, .mode = mode}, now;
+	uint64_t id;
+	int ret;
+
+	ret = bw_cgroup_id(dir, &id);
+	if (ret)
+		return ret;
+	ret = bw_lock(m);
+	if (ret)
+		return ret;
+	if (!bw_governor(m, id, &now) || !bpf_map_lookup_elem(m->pending, &id, &now)) {
+		if (cur)
+			*cur = now;
+		ret = -EEXIST;
+	} else if (bpf_map_update_elem(m->pending, &id, &v, BPF_NOEXIST)) {
+		ret = -errno;
+		bw_err("cannot govern %s from its first exec: %s (at most %d wait at once)", dir,
+		       strerror(-ret), BW_MAX_PENDING);
+	}
+	bw_unlock(m);
 	return ret;
 }

@@ -73,6 +73,13 @@ int bw_govern_set_mode(struct bw_maps *m, const char *dir, enum bw_mode mode, in
 int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot);
 
 /*
+ * Govern dir from its first exec on (bw_pending; the kernel's exec hook
+ * moves the entry to bw_cgroups): a container whose runtime is still
+ * setting it up. -EEXIST when it is governed or waiting already.
+ */
+int bw_govern_pending(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		      struct bw_cgroup *cur);
+/*
  * Point every cgroup of dir's subtree that slot from governs at slot to,
  * each keeping its mode (a profile replaced by its new version). *n: how many.
  */

@@ -15,7 +15,7 @@
 /* Every fd closed: the initial value of a struct bw_maps. */
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                     \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                 \
 	}
 
 struct bw_maps {
@@ -30,6 +30,7 @@ struct bw_maps {
 	int counters;
 	int pinbits;
 	int opstats; /* deny verdicts per slot, operation and mode */
+	int pending; /* cgroups governed from their first exec */
 	int lock_fd; /* held while changing shared state */
 };
 

@@ -37,6 +37,15 @@ default allow
 deny file rw /etc/shadow
 deny file rw /data/secret/**
 """
+# Nothing but what the workload needs: runc's own setup must not meet it.
+STRICT = """profile strict
+default deny
+allow file r /bin/**
+allow file r /etc/motd
+allow file rw /dev/null
+allow exec /bin/**
+deny file rw /etc/shadow
+"""
 BATCH = """profile batch
 default allow
 deny file rw /etc/hostname
@@ -98,7 +107,7 @@ def node(mode):
         return state["kubelet"]
     teardown()
     os.makedirs(DATA, exist_ok=True)
-    configmap({"web.profile": WEB, "batch.profile": BATCH})
+    configmap({"web.profile": WEB, "batch.profile": BATCH, "strict.profile": STRICT})
     kubelet.node("up", mode)
     state["mode"] = mode
     state["kubelet"] = kubelet.Kubelet()
@@ -148,6 +157,19 @@ def first_instruction(k):
     check_identity(ev, pod, "app", cid)
     check_eq(ev["profile"], "web", "profile")
     check_eq(ev["proc"]["comm"], "cat", "the denied process")
+    k.remove_pod(pod)
+
+
+def default_deny(k):
+    """A profile that denies by default: the container starts (the runtime's
+    setup of it is not the workload's) and gets only what it allows."""
+    pod = k.run_pod("strict-1", annotations={"bpfwarden.io/profile": "strict"})
+    rc, out, cid = k.run(pod, "app", ["/bin/sh", "-c",
+                                      "cat /etc/motd; cat /etc/hostname; cat /etc/shadow; echo rc=$?"])
+    check(out and out[0] == "a file the profiles allow", "the allowed read: %s" % out)
+    check("rc=1" in out and "bw-image" not in out, "denied reads succeeded: %s" % out)
+    wait_for(lambda: deny_events(pod, "/etc/hostname"), what="the default's deny event")
+    check_eq(deny_events(pod, "/etc/hostname")[0]["rule"], "default", "the deciding rule")
     k.remove_pod(pod)
 
 
@@ -279,12 +301,12 @@ def profile_edit(k):
     k.start(cid)
     wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
              what="the loop under the first version")
-    configmap({"web.profile": WEB + "deny file r /etc/motd\n", "batch.profile": BATCH})
+    configmap({"web.profile": WEB + "deny file r /etc/motd\n", "batch.profile": BATCH, "strict.profile": STRICT})
     wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-denied"],
              what="/etc/motd denied after the edit")
     mark = len(log_events())
     configmap({"web.profile": WEB + "deny file r /etc/motd\nallow file frobnicate /\n",
-               "batch.profile": BATCH})
+               "batch.profile": BATCH, "strict.profile": STRICT})
     wait_for(lambda: any("not loaded" in e.get("msg", "") for e in log_events()[mark:]),
              what="the broken edit's agent event")
     msg = [e["msg"] for e in log_events()[mark:] if "not loaded" in e.get("msg", "")][0]
@@ -293,7 +315,7 @@ def profile_edit(k):
     wait_for(lambda: len(k.log(pod, "loop")) >= n + 4, what="more turns")
     check_eq(last_lines(k, pod, "loop"), ["shadow-denied", "motd-denied"],
              "enforcement after the broken edit")
-    configmap({"web.profile": WEB, "batch.profile": BATCH})
+    configmap({"web.profile": WEB, "batch.profile": BATCH, "strict.profile": STRICT})
     wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
              what="/etc/motd readable again")
     k.remove_pod(pod)
@@ -350,7 +372,7 @@ def metrics(k):
         skip("promtool is not installed (package prometheus): the text was not checked")
 
 
-CASES = [first_instruction, unselected_untouched, match_line_selects, daemon_down, restart,
+CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
          child_cgroup, volume_and_hard_link, profile_edit, metrics]
 
 
@@ -367,7 +389,7 @@ def make(mode, case):
 
 
 # How the hook is called matters to these; the rest run in hook mode only.
-NRI_CASES = [first_instruction, unselected_untouched, daemon_down, restart, volume_and_hard_link]
+NRI_CASES = [first_instruction, default_deny, unselected_untouched, daemon_down, restart, volume_and_hard_link]
 TESTS = [make("hook", case) for case in CASES] + [make("nri", case) for case in NRI_CASES]
 
 if __name__ == "__main__":

@@ -127,8 +127,8 @@ static const struct example {
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
     {"deny in learn mode", BW_EV_DENY, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 2, 555,
      .path = "/etc/shadow"},
-    {"kubernetes: a container's open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2,
-     592, "cat", "/bin/busybox", "/etc/shadow", .k8s = &k8s_app},
+    {"kubernetes: a container's open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 592,
+     "cat", "/bin/busybox", "/etc/shadow", .k8s = &k8s_app},
     {"lost: throttled", .agent_line = ex_lost_throttled},
     {"lost: ring buffer", .agent_line = ex_lost_ring},
     {"agent", .agent_line = ex_agent},

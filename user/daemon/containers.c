@@ -110,7 +110,16 @@ static int govern(struct daemon *d, struct d_container *c, struct d_profile *p, 
 			 p->name, strerror(-ret));
 		return ret;
 	}
-	ret = bw_govern(&d->maps, c->cgdir, p->slot.id, p->mode, &cur);
+	/*
+	 * From the container's first exec, when the exec hook is there to see it:
+	 * what runs in the cgroup until then is runc's init setting the container
+	 * up (pivot_root, /proc's masked paths, closing its descriptors), not the
+	 * workload, and a profile has no business with it.
+	 */
+	if (d->lsm)
+		ret = bw_govern_pending(&d->maps, c->cgdir, p->slot.id, p->mode, &cur);
+	else
+		ret = bw_govern(&d->maps, c->cgdir, p->slot.id, p->mode, &cur);
 	if (ret == -EEXIST && cur.policy == p->slot.id)
 		ret = 0;
 	if (ret) {
@@ -182,9 +191,10 @@ void d_container_create(struct daemon *d, const struct bw_hook_req *req, struct 
 		goto failed;
 	add(d, c);
 	free(sel.v);
-	d_agent(d, &c->k8s, "governing container %s (%.12s, cgroup %s, via %s) with profile %s",
-		name_of(&c->k8s), c->k8s.container_id, bw_cgroup_rel(c->cgdir), c->via, p->name);
-	out->result = BW_HOOK_GOVERNED;
+	d_agent(d, &c->k8s, "governing container %s (%.12s, cgroup %s, via %s) with profile %s%s",
+		name_of(&c->k8s), c->k8s.container_id, bw_cgroup_rel(c->cgdir), c->via, p->name,
+		d->lsm ? " from its first exec" : "");
+	out->result = d->lsm ? BW_HOOK_PENDING : BW_HOOK_GOVERNED;
 	snprintf(out->detail, sizeof(out->detail), "%s", p->name);
 	return;
 failed:
@@ -342,7 +352,10 @@ static void recover_one(struct daemon *d, const char *bundle, const char *id)
 		goto out;
 	rc.k8s.container_id = id;
 	snprintf(path, sizeof(path), "%s%s", d->cgroot, rel);
-	if (bw_cgroup_id(path, &cgid) || bw_governor(&d->maps, cgid, &cur) || by_cgid(d, cgid))
+	/* Governed, or still waiting for its first exec. */
+	if (bw_cgroup_id(path, &cgid) || by_cgid(d, cgid) ||
+	    (bw_governor(&d->maps, cgid, &cur) &&
+	     bpf_map_lookup_elem(d->maps.pending, &cgid, &cur)))
 		goto out;
 	/* Ours only if its slot's owner is gone: another agent's cgroups stay its own. */
 	if (bpf_map_lookup_elem(d->maps.policies, &cur.policy, &pol) ||

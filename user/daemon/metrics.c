@@ -172,7 +172,8 @@ static void put_decisions(struct text *t, const char *profile, const uint64_t *o
 					n += ops[other * BW_NMODES + mode];
 			if (n)
 				put(t,
-				    "bpfwarden_decisions_total{profile=\"%s\",op=\"%s\",mode=\"%s\","
+				    "bpfwarden_decisions_total{profile=\"%s\",op=\"%s\",mode=\"%"
+				    "s\","
 				    "verdict=\"deny\"} %llu\n",
 				    profile, name, modes[mode], (unsigned long long)n);
 		}
@@ -267,14 +268,15 @@ static void render(struct daemon *d, struct text *t)
 
 		d_profile_counts(d, d->profiles[i], &s, ops);
 		lv(d->profiles[i]->name, a, sizeof(a));
-		put(t, "bpfwarden_events_lost_total{profile=\"%s\",reason=\"ringbuf_full\"} %llu\n", a,
-		    (unsigned long long)s.lost);
+		put(t, "bpfwarden_events_lost_total{profile=\"%s\",reason=\"ringbuf_full\"} %llu\n",
+		    a, (unsigned long long)s.lost);
 		put(t, "bpfwarden_events_lost_total{profile=\"%s\",reason=\"throttled\"} %llu\n", a,
 		    (unsigned long long)s.throttled);
 	}
-	put(t, "# HELP bpfwarden_paths_too_long_total Operations whose path did not fit the kernel's "
-	       "buffer (refused unless in audit mode).\n"
-	       "# TYPE bpfwarden_paths_too_long_total counter\n");
+	put(t,
+	    "# HELP bpfwarden_paths_too_long_total Operations whose path did not fit the kernel's "
+	    "buffer (refused unless in audit mode).\n"
+	    "# TYPE bpfwarden_paths_too_long_total counter\n");
 	for (i = 0; i < d->nprofiles; i++) {
 		struct bw_counters s;
 		uint64_t ops[BW_OP_MAX * BW_NMODES];
