@@ -6,6 +6,7 @@ CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 FUZZ_SECONDS ?= 20
+PREFIX ?= /usr/local
 
 ifeq ($(V),1)
 Q =
@@ -18,7 +19,9 @@ endif
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-format-truncation -Werror
 CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -Iuser/learn -Iuser/daemon -Ihook -I$(BUILD)
-CFLAGS += -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
+# The agent finds profiles/ at run time (user/libdir.c); only the unit tests,
+# which run where they were built, name it at compile time.
+UNIT_CFLAGS := -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 # libmount reads /proc/self/mountinfo for us (user/mounts.c).
 CFLAGS += $(shell pkg-config --cflags mount 2>/dev/null)
@@ -49,7 +52,7 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # profile writer is user/learn/ but for its glue to the agent (agent.c).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/cgroup.o \
 	$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_check.o \
-	$(BUILD)/user/pins.o $(BUILD)/user/event_line.o,$(USER_OBJS)) \
+	$(BUILD)/user/pins.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
 	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
@@ -63,7 +66,8 @@ HOOK := $(BUILD)/bpfwarden-hook
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: FORCE all agent hook image deploytest helpers unit fuzz check hosttest vmtest test deps demo clean format vmlinux
+.PHONY: FORCE all agent hook image deploytest helpers unit fuzz check hosttest vmtest checkouttest \
+	test deps demo install clean format vmlinux
 
 all: agent hook helpers
 
@@ -138,7 +142,7 @@ $(AGENT): $(USER_OBJS) $(HOOK_LIB_OBJS) $(BUILD)/libbwpolicy.a
 $(BUILD)/tests/unit/%.o: tests/unit/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(HOOK_LIB_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
@@ -199,10 +203,24 @@ hosttest: all $(TRIE_TEST)
 vmtest: all
 	tools/vm/run-tests.sh
 
-test: check hosttest deploytest vmtest
+# Fresh clones of this tree under /tmp, /var/tmp and $HOME, built and run
+# there, on the host and in the guest (docs/testing.md).
+checkouttest:
+	tools/vm/test-checkout.sh
+
+test: check hosttest deploytest vmtest checkouttest
 
 demo: all
 	tools/demo.sh
+
+# The agent finds its profile library at $(PREFIX)/share/bpfwarden/profiles
+# from $(PREFIX)/sbin (user/libdir.c).
+install: agent hook
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/sbin/bpfwarden
+	$(Q)install -D -m 755 $(HOOK) $(DESTDIR)$(PREFIX)/sbin/bpfwarden-hook
+	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
+		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
 
 format:
 	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h user/daemon/*.c user/daemon/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)

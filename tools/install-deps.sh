@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Installs everything bpfwarden needs to build and test on a fresh Debian 12
 # machine, adding the bookworm-backports source for libbpf 1.4 and bpftool 7.5.
+# git: `make test` clones the checkout elsewhere (tools/vm/test-checkout.sh);
+# a minimal Debian 12 does not have it.
 set -euo pipefail
 
 if [ "$(id -u)" != 0 ]; then
@@ -20,7 +22,7 @@ apt-get install -y -qq -t bookworm-backports libbpf-dev bpftool >/dev/null
 apt-get install -y -qq \
 	make gcc clang llvm pkg-config libelf-dev zlib1g-dev check libsubunit-dev \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
-	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml >/dev/null
+	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml git >/dev/null
 # promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
 apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 # The Kubernetes node tests' stand-in for kubelet is a Node program (tests/k8s/cri.js):

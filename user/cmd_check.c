@@ -12,21 +12,8 @@
 
 #include "cli.h"
 #include "compile.h"
+#include "libdir.h"
 #include "profile.h"
-
-#ifndef BW_PROFILE_LIBDIR
-#define BW_PROFILE_LIBDIR NULL
-#endif
-
-/* The profile library: the environment overrides the built-in directory. */
-static const char *libdir(void)
-{
-	const char *env = getenv("BPFWARDEN_PROFILE_DIR");
-
-	if (env && env[0])
-		return env;
-	return BW_PROFILE_LIBDIR;
-}
 
 static int check_one(const char *path, const char *lib)
 {
@@ -57,7 +44,7 @@ static int check_one(const char *path, const char *lib)
 
 static int check(struct bw_opts *o)
 {
-	const char *lib = libdir();
+	const char *lib = bw_profile_libdir();
 	int ret = 0;
 
 	for (int i = 0; i < o->nargs; i++) {
@@ -86,11 +73,13 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 /* The profile library is known at run time only: the help's last words say where it is. */
 static char *help_filter(int key, const char *text, void *input)
 {
+	const char *lib;
 	char *out;
 
 	if (key != ARGP_KEY_HELP_POST_DOC)
 		return (char *)text;
-	if (asprintf(&out, "%s%s.", text, libdir() ? libdir() : "(none)") < 0)
+	lib = bw_profile_libdir();
+	if (asprintf(&out, "%s%s.", text, lib ? lib : "(none)") < 0)
 		return NULL;
 	return out;
 }
@@ -105,7 +94,8 @@ static const struct argp argp = {
     "Errors and warnings are printed as FILE:LINE:COL: error: MESSAGE, and a line "
     "`FILE: ok (N rules)` for each valid profile; exit status 1 if any profile has an "
     "error. Includes are looked up next to the including file, then in the profile "
-    "library ($BPFWARDEN_PROFILE_DIR if set, else the built-in one), here ",
+    "library ($BPFWARDEN_PROFILE_DIR if set, else profiles/ in the build tree this binary is "
+    "in, else <prefix>/share/bpfwarden/profiles for one installed in <prefix>/sbin), here ",
     NULL,
     help_filter};
 

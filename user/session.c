@@ -14,16 +14,10 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "libdir.h"
 #include "probe.h"
 #include "session.h"
 #include "util.h"
-
-static const char *profile_libdir(void)
-{
-	const char *env = getenv("BPFWARDEN_PROFILE_DIR");
-
-	return env && *env ? env : BW_PROFILE_LIBDIR;
-}
 
 bool bw_compiled_needs_lsm(const struct bw_compiled *c)
 {
@@ -46,7 +40,7 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	s->slot.rb_fd = -1;
 
 	if (profile_path) {
-		ret = bw_profile_load(profile_path, profile_libdir(), &s->profile, &diags);
+		ret = bw_profile_load(profile_path, bw_profile_libdir(), &s->profile, &diags);
 	} else {
 		/* Learning from nothing: everything the workload does is new. */
 		static const char text[] = "profile learned\ndefault deny\n";

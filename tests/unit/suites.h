@@ -23,5 +23,6 @@ Suite *learn_names_suite(void);
 Suite *pins_suite(void);
 Suite *event_line_suite(void);
 Suite *hook_suite(void);
+Suite *libdir_suite(void);
 
 #endif /* BW_TEST_SUITES_H */

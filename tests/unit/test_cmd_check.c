@@ -105,7 +105,7 @@ START_TEST(usage_errors)
 	ck_assert_ptr_nonnull(strstr(res.out, "/some/lib.\n"));
 	ck_assert_str_eq(res.err, "");
 	run_free(&res);
-	unsetenv("BPFWARDEN_PROFILE_DIR");
+	setenv("BPFWARDEN_PROFILE_DIR", BW_PROFILE_LIBDIR, 1);
 
 	RUN(&res, "--usage");
 	ck_assert_int_eq(res.ret, 0);
@@ -123,7 +123,6 @@ START_TEST(valid)
 	struct run res;
 	char *path = fixture("include-top.profile"), want[600];
 
-	unsetenv("BPFWARDEN_PROFILE_DIR");
 	RUN(&res, path);
 	ck_assert_int_eq(res.ret, 0);
 	snprintf(want, sizeof(want), "%s: ok (3 rules)\n", path);
@@ -223,15 +222,24 @@ START_TEST(library_dir)
 	ck_assert_ptr_nonnull(strstr(res.out, ": ok (2 rules)"));
 	run_free(&res);
 
-	/* empty: the built-in one, where abstractions/only-in-lib does not exist */
+	/*
+	 * Empty: looked up from where this binary is (build/tests/), where
+	 * there is none; the message says where it looked, and the include
+	 * that only the library has is not found.
+	 */
 	setenv("BPFWARDEN_PROFILE_DIR", "", 1);
 	RUN(&res, path);
 	ck_assert_int_eq(res.ret, 1);
-	ck_assert_ptr_nonnull(strstr(res.err, BW_PROFILE_LIBDIR "/abstractions/only-in-lib"));
+	ck_assert_msg(strstr(res.err, "bpfwarden: no profile library: $BPFWARDEN_PROFILE_DIR is "
+				      "not set, and none of /") &&
+			  strstr(res.err, "/build/profiles, /") &&
+			  strstr(res.err, "/build/share/bpfwarden/profiles is a directory"),
+		      "stderr: %s", res.err);
+	ck_assert_ptr_nonnull(strstr(res.err, "include 'abstractions/only-in-lib' not found"));
 	run_free(&res);
 
-	/* the shipped profile with the built-in library */
-	unsetenv("BPFWARDEN_PROFILE_DIR");
+	/* the shipped profile with the shipped library */
+	setenv("BPFWARDEN_PROFILE_DIR", BW_PROFILE_LIBDIR, 1);
 	RUN(&res, BW_PROFILE_LIBDIR "/python-sandbox.profile");
 	ck_assert_msg(res.ret == 0, "stderr: %s", res.err);
 	ck_assert_str_eq(res.err, "");
@@ -312,11 +320,18 @@ START_TEST(numbers_and_order)
 }
 END_TEST
 
+static void library_setup(void)
+{
+	setenv("BPFWARDEN_PROFILE_DIR", BW_PROFILE_LIBDIR, 1);
+}
+
 Suite *cmd_check_suite(void)
 {
 	Suite *s = suite_create("bpfwarden check");
 	TCase *tc = tcase_create("cmd_check");
 
+	/* This binary is in no build tree's bin: it is given the library. */
+	tcase_add_checked_fixture(tc, library_setup, NULL);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, valid);
 	tcase_add_test(tc, invalid);

@@ -9,9 +9,11 @@
 # filesystems (proc, sysfs, devtmpfs, securityfs, cgroup2, bpffs, tracefs,
 # debugfs), tmpfs on /tmp, /var/tmp and /run, loopback up. Then it mounts the
 # per-run writable 9p share "results" at /run/bw, sources the env.sh vmrun.sh
-# wrote there (cwd, BW_* variables, the command as `set -- ARGS`), runs the
-# command as root on the console, writes its exit status to /run/bw/status
-# and powers off. vmrun.sh treats a missing status file as a dead guest.
+# wrote there (cwd, BW_* variables, the command as `set -- ARGS`), shows the
+# checkout and the cwd at the host's paths even where a tmpfs hides them,
+# runs the command as root on the console, writes its exit status to
+# /run/bw/status and powers off. vmrun.sh treats a missing status file as a
+# dead guest.
 #
 # busybox sh (the host's busybox-static), not bash: its applets run without
 # loading a dynamically linked binary over 9p, which under TCG costs 30-60 ms
@@ -78,10 +80,12 @@ ln -sfn /proc/self/fd/1 /dev/stdout
 ln -sfn /proc/self/fd/2 /dev/stderr
 
 mnt tmpfs /run nosuid,nodev,mode=755
-# A cwd under the host's /tmp would vanish under the guest's tmpfs: keep the
-# host's /tmp (read-only) reachable at /run/host-tmp.
-mkdir /run/host-tmp
-mount --bind /tmp /run/host-tmp 2>/dev/null
+# The host's tree as the 9p root shows it, without the guest's own mounts on
+# top (a bind is not recursive): what the tmpfs on /tmp, /var/tmp, /run and
+# /dev/shm hide stays reachable under /run/host, read-only, and the checkout
+# is bound back from there to its own path (show_host_path below).
+mkdir /run/host
+mount --bind / /run/host || die "cannot bind the host's / at /run/host"
 mnt tmpfs /tmp nosuid,nodev,mode=1777
 mnt -q tmpfs /var/tmp nosuid,nodev,mode=1777
 
@@ -106,6 +110,7 @@ mount -t 9p -o "trans=virtio,version=9p2000.L,msize=$msize" results /run/bw ||
 [ -r /run/bw/env.sh ] || die "no /run/bw/env.sh from vmrun.sh"
 BW_VM_TTY=0
 BW_VM_CWD=/
+BW_VM_SHOW=
 set --
 # shellcheck source=/dev/null
 . /run/bw/env.sh
@@ -116,14 +121,41 @@ export BW_VM_OUT=/run/bw/out
 ip link set lo up || echo "bw-stage2: warning: cannot bring lo up" >/dev/console
 hostname bw-vm
 
-cwd=$BW_VM_CWD
-case $cwd in
-/tmp|/tmp/*)
-	cwd=/run/host-tmp${cwd#/tmp}
-	echo "bw-stage2: note: the host's $BW_VM_CWD is $cwd in the guest (/tmp is a tmpfs)" >/dev/console
-	;;
-esac
-cd "$cwd" || die "cannot cd to $cwd"
+# show_host_path P: make the host's directory P visible at P in the guest.
+# Paths must agree between host and guest: the build compiles absolute paths
+# in, the agent finds its profile library from its own path, tests write
+# rules naming the checkout. A checkout under /tmp, /var/tmp (or /run,
+# /dev/shm) is hidden by the guest's tmpfs there: bind it back, read-only
+# like the rest of the host, at the same path inside that tmpfs.
+show_host_path() {
+	case $1 in
+	/run/host|/run/host/*|/run/bw|/run/bw/*)
+		die "the host's $1 cannot be shown in the guest: /run/host and /run/bw are the runner's" ;;
+	/tmp|/var/tmp|/run|/dev/shm)
+		# Binding the host's over it would leave the guest no writable one.
+		echo "bw-stage2: note: $1 is the guest's own tmpfs; the host's is /run/host$1" >/dev/console
+		return 0 ;;
+	esac
+	# Visible already (the usual case: under /home, /root, /srv ...).
+	[ "$1" -ef "/run/host$1" ] && return 0
+	[ -d "/run/host$1" ] || die "the host's $1 is not a directory"
+	if ! mkdir -p "$1" || ! mount --bind "/run/host$1" "$1"; then
+		die "cannot show the host's $1 at the same path in the guest"
+	fi
+}
+# BW_VM_SHOW: the checkout vmrun.sh runs from and the caller's directory,
+# one a line.
+set -f
+IFS='
+'
+for p in $BW_VM_SHOW; do
+	unset IFS
+	show_host_path "$p"
+done
+unset IFS
+set +f
+mark "host paths shown"
+cd "$BW_VM_CWD" || die "cannot cd to $BW_VM_CWD"
 
 # Look the command up in PATH here and run it by its full path: busybox sh
 # would otherwise run its own applet for names like cat, sh or ip, and a name

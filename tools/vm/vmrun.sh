@@ -8,6 +8,7 @@
 # The guest has no disk of its own: it sees the host's / read-only over 9p
 # (so it runs the binaries just built here), gets tmpfs on /tmp and /run, and
 # a fresh writable 9p share per run through which it reports the exit status.
+# The checkout and the current directory keep their host paths in the guest.
 # See docs/testing.md.
 #
 # Usage: vmrun.sh [--kernel 6.1|6.12] [--bench] [--timeout SECONDS]
@@ -20,8 +21,10 @@
 #   --smp      guest vCPUs (default 2; 1 with --bench)
 #   --out DIR  copy what CMD writes to $BW_VM_OUT (in the guest) into DIR
 #   --verbose  show kernel messages and boot-stage timestamps
-# CMD runs in the host's current directory (as the guest sees it), with a
-# standard PATH, HOME=/root, and every BW_* variable of the caller's env.
+# CMD runs in the host's current directory, at the same path in the guest
+# (also under /tmp or /var/tmp, where the guest has its own tmpfs: the
+# checkout and the cwd are bound back there), with a standard PATH,
+# HOME=/root, and every BW_* variable of the caller's env.
 # BW_VM_CACHE: kernel cache (/var/cache/bpfwarden-vm); BW_VM_KARGS: extra
 # kernel parameters.
 #
@@ -91,6 +94,16 @@ image=$kdir/vmlinux
 [ -f "$image" ] || image=$kdir/vmlinuz
 
 cwd=$(pwd -P)
+# The guest shows these host directories at the same paths (stage2.sh binds
+# them back where its tmpfs on /tmp or /var/tmp hides them): the checkout
+# this script belongs to, and the current directory unless one holds the
+# other.
+root=$(cd "$VM_DIR/../.." && pwd -P)
+case $cwd/ in
+"$root"/*) show=$root ;;
+*) case $root/ in "$cwd"/*) show=$cwd ;; *) show=$root$'\n'$cwd ;; esac ;;
+esac
+case $cwd in *$'\n'*) die "the current directory's name has a newline; the guest cannot show it" ;; esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bw-vm.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/share/out"
@@ -103,6 +116,7 @@ if [ -t 0 ] && [ -t 1 ]; then
 fi
 {
 	echo "BW_VM_CWD=$(shq "$cwd")"
+	echo "BW_VM_SHOW=$(shq "$show")"
 	echo "BW_VM_TTY=$tty"
 	echo "export BW_VM_KERNEL=$kernel BW_VM_BENCH=$bench"
 	if [ "$tty" = 1 ]; then
@@ -117,7 +131,7 @@ fi
 	echo
 	for name in $(compgen -e); do
 		case $name in
-		BW_VM_CWD|BW_VM_TTY|BW_VM_ROWS|BW_VM_COLS) ;;
+		BW_VM_CWD|BW_VM_SHOW|BW_VM_TTY|BW_VM_ROWS|BW_VM_COLS) ;;
 		BW_*) echo "export $name=$(shq "${!name}")" ;;
 		esac
 	done

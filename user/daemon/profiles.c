@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "event_line.h"
 #include "jsonw.h"
+#include "libdir.h"
 #include "session.h"
 #include "util.h"
 
@@ -45,13 +46,6 @@ void d_agent(struct daemon *d, const struct bw_k8s_id *k8s, const char *fmt, ...
 	bw_event_format_agent(&w, ts.tv_sec * 1000000000LL + ts.tv_nsec, msg, &src);
 	jw_write_line(&w, d->log_fd);
 	jw_free(&w);
-}
-
-static const char *libdir(void)
-{
-	const char *env = getenv("BPFWARDEN_PROFILE_DIR");
-
-	return env && *env ? env : BW_PROFILE_LIBDIR;
 }
 
 /* FNV-1a of a file's bytes; 0 when it cannot be read. */
@@ -112,7 +106,7 @@ static int compile_file(struct daemon *d, const char *path, const char *file, st
 	char why[2048];
 	int ret;
 
-	ret = bw_profile_load(path, libdir(), &np->p, &dg);
+	ret = bw_profile_load(path, bw_profile_libdir(), &np->p, &dg);
 	if (ret) {
 		diags_line(&dg, why, sizeof(why));
 		d_agent(d, NULL, "profile file %s not loaded: %s", file,

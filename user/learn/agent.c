@@ -20,6 +20,7 @@
 #include "bpfwarden.h"
 #include "learn.h"
 #include "learn_agent.h"
+#include "libdir.h"
 #include "util.h"
 
 /* A learn record, decoded into what the profile writer aggregates. */
@@ -139,7 +140,6 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	struct bw_learn_opts opts = {};
 	char tmp[PATH_MAX], name[65];
 	const char *base = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
-	const char *env = getenv("BPFWARDEN_PROFILE_DIR");
 	size_t i, n = 0;
 	FILE *f;
 	int ret;
@@ -152,8 +152,7 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	if (!n || !isalnum((unsigned char)name[0]))
 		snprintf(name, sizeof(name), "learned");
 	opts.name = name;
-	opts.libdir =
-	    env && *env ? env : BW_PROFILE_LIBDIR; /* the one place: bw_profile_libdir() */
+	opts.libdir = bw_profile_libdir();
 	opts.fs = &bw_learn_host_fs;
 	opts.abstractions = abstractions;
 	opts.min_children = bw_learn_min_children;
