@@ -87,7 +87,7 @@ else
 fi
 
 if command -v systemd-analyze >/dev/null; then
-	sed "s#/usr/local/bin/bpfwarden#$(realpath "$BUILD")/bpfwarden#" deploy/systemd/bpfwarden.service >"$tmp/bpfwarden.service"
+	sed "s#/usr/local/sbin/bpfwarden#$(realpath "$BUILD")/bpfwarden#" deploy/systemd/bpfwarden.service >"$tmp/bpfwarden.service"
 	if systemd-analyze verify "$tmp/bpfwarden.service" >"$tmp/s" 2>&1 && ! [ -s "$tmp/s" ]; then
 		ok "systemd-analyze verify deploy/systemd/bpfwarden.service"
 	else
