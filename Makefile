@@ -60,7 +60,7 @@ HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
 AGENT := $(BUILD)/bpfwarden
 # The runtime hook: small, no libbpf (hook/main.c); its codec, selection rules
 # and JSON reader are the daemon's too.
-HOOK_LIB_SRCS := hook/json.c hook/proto.c hook/select.c hook/runtime.c
+HOOK_LIB_SRCS := hook/json.c hook/proto.c hook/select.c hook/runtime.c hook/cgid.c
 HOOK_LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(HOOK_LIB_SRCS))
 HOOK := $(BUILD)/bpfwarden-hook
 

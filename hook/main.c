@@ -33,6 +33,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "jsonw.h"
 #include "proto.h"
 #include "runtime.h"
@@ -85,23 +86,39 @@ static ssize_t slurp(const char *path, char **out)
 	return (ssize_t)n;
 }
 
-/* The answer that lets the container go on, and exit 0. */
-static int ok(const char *what)
+/*
+ * An NRI answer on stdout: a result with metadata (what), or with an error.
+ * Both readers of NRI v0.1: its first releases read an error object
+ * ({"plugin", "message"}) after a non-zero exit, later ones (containerd
+ * 1.6.20 among them) read a result whatever the exit status and fail only
+ * on its "error".
+ */
+static void nri_answer(const char *what, const char *error)
 {
-	if (nri_mode) {
-		struct jw w;
+	struct jw w;
 
-		jw_init(&w);
-		jw_begin(&w);
-		jw_str(&w, "plugin", PLUGIN_NAME);
-		jw_str(&w, "version", nri_version);
+	jw_init(&w);
+	jw_begin(&w);
+	jw_str(&w, "plugin", PLUGIN_NAME);
+	jw_str(&w, "version", nri_version);
+	if (error) {
+		jw_str(&w, "error", error);
+		jw_str(&w, "message", error);
+	} else {
 		jw_obj(&w, "metadata");
 		jw_str(&w, "bpfwarden", what);
 		jw_end(&w);
-		jw_end(&w);
-		jw_write_line(&w, STDOUT_FILENO);
-		jw_free(&w);
 	}
+	jw_end(&w);
+	jw_write_line(&w, STDOUT_FILENO);
+	jw_free(&w);
+}
+
+/* The answer that lets the container go on, and exit 0. */
+static int ok(const char *what)
+{
+	if (nri_mode)
+		nri_answer(what, NULL);
 	return 0;
 }
 
@@ -115,25 +132,8 @@ static int refuse(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "bpfwarden-hook: %s\n", msg);
-	if (nri_mode) {
-		struct jw w;
-
-		jw_init(&w);
-		/*
-		 * Both readers of NRI v0.1: its first releases read an error
-		 * object ({"plugin", "message"}) after a non-zero exit, later
-		 * ones (containerd 1.6.20 among them) read a result whatever
-		 * the exit status and fail only on its "error".
-		 */
-		jw_begin(&w);
-		jw_str(&w, "plugin", PLUGIN_NAME);
-		jw_str(&w, "version", nri_version);
-		jw_str(&w, "error", msg);
-		jw_str(&w, "message", msg);
-		jw_end(&w);
-		jw_write_line(&w, STDOUT_FILENO);
-		jw_free(&w);
-	}
+	if (nri_mode)
+		nri_answer(NULL, msg);
 	return 1;
 }
 
@@ -185,20 +185,6 @@ static int find_cgroup(const struct bw_container *c, char *out, size_t len)
 		free(text);
 	}
 	return bw_cgroups_path_dir(c->cgroups_path, out, len);
-}
-
-static int cgroup_id(const char *dir, uint64_t *id)
-{
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h = {.fh.handle_bytes = sizeof(uint64_t)};
-	int mount_id;
-
-	if (name_to_handle_at(AT_FDCWD, dir, &h.fh, &mount_id, 0))
-		return -errno;
-	*id = h.id;
-	return 0;
 }
 
 /* Ask the daemon; 0 with its answer, or -errno when it cannot be asked. */
@@ -289,7 +275,7 @@ static int govern(struct bw_container *c)
 		ret = cgroup2_mount(mnt, sizeof(mnt));
 	if (!ret) {
 		snprintf(dir, sizeof(dir), "%s%s", mnt, cg);
-		ret = cgroup_id(dir, &req.cgroup_id);
+		ret = bw_cgroup_id(dir, &req.cgroup_id);
 	}
 	if (ret) {
 		/* Without a cgroup nothing can be governed: only the unselected may start. */

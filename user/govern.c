@@ -384,8 +384,9 @@ static int govern_fn(const char *path, uint64_t id, void *arg)
 	return put(arg, path, id, BPF_ANY);
 }
 
-int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
-	      struct bw_cgroup *cur)
+/* Govern dir's subtree now, or dir from its first exec (pending). */
+static int govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		  struct bw_cgroup *cur, bool pending)
 {
 	struct govern_arg a = {.m = m, .v = {.policy = slot, .mode = mode}};
 	struct bw_cgroup v;
@@ -398,15 +399,31 @@ int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mo
 	ret = bw_lock(m);
 	if (ret)
 		return ret;
-	if (!bw_governor(m, id, &v)) {
+	if (!bw_governor(m, id, &v) || !bpf_map_lookup_elem(m->pending, &id, &v)) {
 		if (cur)
 			*cur = v;
 		ret = -EEXIST;
-	} else {
+	} else if (!pending) {
 		ret = bw_cgroup_walk(dir, govern_fn, &a);
+	} else if (bpf_map_update_elem(m->pending, &id, &a.v, BPF_NOEXIST)) {
+		ret = -errno;
+		bw_err("cannot govern %s from its first exec: %s (at most %d wait at once)", dir,
+		       strerror(-ret), BW_MAX_PENDING);
 	}
 	bw_unlock(m);
 	return ret;
+}
+
+int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+	      struct bw_cgroup *cur)
+{
+	return govern(m, dir, slot, mode, cur, false);
+}
+
+int bw_govern_pending(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		      struct bw_cgroup *cur)
+{
+	return govern(m, dir, slot, mode, cur, true);
 }
 
 /* Governed already (by anyone) stays as it is: another session's cgroups stay its own. */
@@ -530,31 +547,5 @@ int bw_govern_repoint(struct bw_maps *m, const char *dir, uint32_t from, uint32_
 	ret = bw_cgroup_walk(dir, repoint_fn, &a);
 	bw_unlock(m);
 	*n = a.n;
-	return ret;
-}
-
-int bw_govern_pending(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
-		      struct bw_cgroup *cur)
-{
-	struct bw_cgroup v = {.policy = slot, .mode = mode}, now;
-	uint64_t id;
-	int ret;
-
-	ret = bw_cgroup_id(dir, &id);
-	if (ret)
-		return ret;
-	ret = bw_lock(m);
-	if (ret)
-		return ret;
-	if (!bw_governor(m, id, &now) || !bpf_map_lookup_elem(m->pending, &id, &now)) {
-		if (cur)
-			*cur = now;
-		ret = -EEXIST;
-	} else if (bpf_map_update_elem(m->pending, &id, &v, BPF_NOEXIST)) {
-		ret = -errno;
-		bw_err("cannot govern %s from its first exec: %s (at most %d wait at once)", dir,
-		       strerror(-ret), BW_MAX_PENDING);
-	}
-	bw_unlock(m);
 	return ret;
 }

@@ -231,60 +231,56 @@ static void prog_stats(struct daemon *d, struct text *t)
 
 static void render(struct daemon *d, struct text *t)
 {
-	static const char *const results[] = {"denied", "audited", "learned"};
 	char a[512], b[512], c[512];
 	size_t i, r;
 
+	/* The kernel's counts of each profile, read once for all the families below. */
+	struct bw_counters *cnt = calloc(d->nprofiles + 1, sizeof(*cnt));
+	uint64_t(*ops)[BW_OP_MAX * BW_NMODES] = calloc(d->nprofiles + 1, sizeof(*ops));
+	static const struct {
+		const char *name, *help, *label;
+		size_t off; /* in struct bw_counters */
+	} families[] = {
+	    {"bpfwarden_refusals_total",
+	     "What the mode made of the denials: refused, audited (let pass), learned.",
+	     "result=\"denied\"", offsetof(struct bw_counters, denied)},
+	    {"bpfwarden_refusals_total", NULL, "result=\"audited\"",
+	     offsetof(struct bw_counters, audited)},
+	    {"bpfwarden_refusals_total", NULL, "result=\"learned\"",
+	     offsetof(struct bw_counters, learned)},
+	    {"bpfwarden_events_lost_total", "Events not written, by reason.",
+	     "reason=\"ringbuf_full\"", offsetof(struct bw_counters, lost)},
+	    {"bpfwarden_events_lost_total", NULL, "reason=\"throttled\"",
+	     offsetof(struct bw_counters, throttled)},
+	    {"bpfwarden_paths_too_long_total",
+	     "Operations whose path did not fit the kernel's buffer (refused unless in audit "
+	     "mode).",
+	     NULL, offsetof(struct bw_counters, truncated)},
+	};
+
+	if (!cnt || !ops)
+		goto out;
+	for (i = 0; i < d->nprofiles; i++)
+		d_profile_counts(d, d->profiles[i], &cnt[i], ops[i]);
 	put(t, "# HELP bpfwarden_decisions_total Operations a rule or default denied, by profile, "
 	       "operation and the mode they were decided under (counted in the kernel: throttled "
 	       "events count too).\n"
 	       "# TYPE bpfwarden_decisions_total counter\n");
-	for (i = 0; i < d->nprofiles; i++) {
-		struct bw_counters s;
-		uint64_t ops[BW_OP_MAX * BW_NMODES];
-
-		d_profile_counts(d, d->profiles[i], &s, ops);
-		put_decisions(t, lv(d->profiles[i]->name, a, sizeof(a)), ops);
+	for (i = 0; i < d->nprofiles; i++)
+		put_decisions(t, lv(d->profiles[i]->name, a, sizeof(a)), ops[i]);
+	for (r = 0; r < sizeof(families) / sizeof(families[0]); r++) {
+		if (families[r].help)
+			put(t, "# HELP %s %s\n# TYPE %s counter\n", families[r].name,
+			    families[r].help, families[r].name);
+		for (i = 0; i < d->nprofiles; i++)
+			put(t, "%s{profile=\"%s\"%s%s} %llu\n", families[r].name,
+			    lv(d->profiles[i]->name, a, sizeof(a)), families[r].label ? "," : "",
+			    families[r].label ? families[r].label : "",
+			    (unsigned long long)*(uint64_t *)((char *)&cnt[i] + families[r].off));
 	}
-	put(t, "# HELP bpfwarden_refusals_total What the mode made of the denials: refused, "
-	       "audited (let pass), learned.\n"
-	       "# TYPE bpfwarden_refusals_total counter\n");
-	for (i = 0; i < d->nprofiles; i++) {
-		struct bw_counters s;
-		uint64_t ops[BW_OP_MAX * BW_NMODES], v[3];
-
-		d_profile_counts(d, d->profiles[i], &s, ops);
-		v[0] = s.denied, v[1] = s.audited, v[2] = s.learned;
-		for (r = 0; r < 3; r++)
-			put(t, "bpfwarden_refusals_total{profile=\"%s\",result=\"%s\"} %llu\n",
-			    lv(d->profiles[i]->name, a, sizeof(a)), results[r],
-			    (unsigned long long)v[r]);
-	}
-	put(t, "# HELP bpfwarden_events_lost_total Events not written, by reason.\n"
-	       "# TYPE bpfwarden_events_lost_total counter\n");
-	for (i = 0; i < d->nprofiles; i++) {
-		struct bw_counters s;
-		uint64_t ops[BW_OP_MAX * BW_NMODES];
-
-		d_profile_counts(d, d->profiles[i], &s, ops);
-		lv(d->profiles[i]->name, a, sizeof(a));
-		put(t, "bpfwarden_events_lost_total{profile=\"%s\",reason=\"ringbuf_full\"} %llu\n",
-		    a, (unsigned long long)s.lost);
-		put(t, "bpfwarden_events_lost_total{profile=\"%s\",reason=\"throttled\"} %llu\n", a,
-		    (unsigned long long)s.throttled);
-	}
-	put(t,
-	    "# HELP bpfwarden_paths_too_long_total Operations whose path did not fit the kernel's "
-	    "buffer (refused unless in audit mode).\n"
-	    "# TYPE bpfwarden_paths_too_long_total counter\n");
-	for (i = 0; i < d->nprofiles; i++) {
-		struct bw_counters s;
-		uint64_t ops[BW_OP_MAX * BW_NMODES];
-
-		d_profile_counts(d, d->profiles[i], &s, ops);
-		put(t, "bpfwarden_paths_too_long_total{profile=\"%s\"} %llu\n",
-		    lv(d->profiles[i]->name, a, sizeof(a)), (unsigned long long)s.truncated);
-	}
+out:
+	free(cnt);
+	free(ops);
 	put(t, "# HELP bpfwarden_governed_containers Containers the daemon governs, by profile.\n"
 	       "# TYPE bpfwarden_governed_containers gauge\n");
 	for (i = 0; i < d->nprofiles; i++) {

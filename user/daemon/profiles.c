@@ -167,24 +167,31 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 	return 0;
 }
 
-/* Drain and free a profile no longer in force (its slot referenced by nothing). */
-static void retire(struct daemon *d, struct d_profile *p)
+/* Our side of a profile: its events, its ring buffer, its text (its slot stays). */
+static void profile_free(struct d_profile *p)
 {
-	if (p->events_open) {
-		while (bw_events_poll(&p->ev, 0) > 0)
-			;
-		bw_events_check_lost(&p->ev);
+	if (p->events_open)
 		bw_events_close(&p->ev);
-	}
-	if (p->installed && bw_slot_put(&d->maps, p->slot.id) == -EBUSY)
-		d_agent(d, NULL, "profile %s: its old slot %u is still in use", p->name,
-			p->slot.id);
 	if (p->slot.rb_fd >= 0)
 		close(p->slot.rb_fd);
 	bw_compiled_free(&p->c);
 	bw_profile_free(p->p);
 	free(p->file);
 	free(p);
+}
+
+/* Drain and free a profile no longer in force, and empty its slot (referenced by nothing). */
+static void retire(struct daemon *d, struct d_profile *p)
+{
+	if (p->events_open) {
+		while (bw_events_poll(&p->ev, 0) > 0)
+			;
+		bw_events_check_lost(&p->ev);
+	}
+	if (p->installed && bw_slot_put(&d->maps, p->slot.id) == -EBUSY)
+		d_agent(d, NULL, "profile %s: its old slot %u is still in use", p->name,
+			p->slot.id);
+	profile_free(p);
 }
 
 static int add_profile(struct daemon *d, struct d_profile *p)
@@ -261,10 +268,7 @@ bad:
 	/* Seen: not tried again until its text changes. */
 	if (old)
 		old->hash = h;
-	bw_compiled_free(&np->c);
-	bw_profile_free(np->p);
-	free(np->file);
-	free(np);
+	profile_free(np);
 }
 
 static int profile_file(const struct dirent *e)
@@ -384,18 +388,8 @@ void d_profiles_free(struct daemon *d)
 	size_t i;
 
 	/* Enforcement outlives the daemon: slots stay, only our side goes. */
-	for (i = 0; i < d->nprofiles; i++) {
-		struct d_profile *p = d->profiles[i];
-
-		if (p->events_open)
-			bw_events_close(&p->ev);
-		if (p->slot.rb_fd >= 0)
-			close(p->slot.rb_fd);
-		bw_compiled_free(&p->c);
-		bw_profile_free(p->p);
-		free(p->file);
-		free(p);
-	}
+	for (i = 0; i < d->nprofiles; i++)
+		profile_free(d->profiles[i]);
 	free(d->profiles);
 	d->profiles = NULL;
 	d->nprofiles = 0;
