@@ -200,7 +200,7 @@ hosttest: all $(TRIE_TEST)
 	$(call msg,TEST,the command line on the host kernel)
 	$(Q)/usr/bin/python3 tests/integration/test_cli.py
 
-vmtest: all
+vmtest: all image
 	tools/vm/run-tests.sh
 
 # Fresh clones of this tree under /tmp, /var/tmp and $HOME, built and run

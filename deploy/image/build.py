@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import oci  # noqa: E402
 
 BUSYBOX = "/bin/busybox"
-APPLETS = "sh install mv ln grep cat echo cp rm mkdir".split()
+APPLETS = "sh chmod mv ln grep cat echo cp rm mkdir".split()
 
 
 def shared_libs(binary):

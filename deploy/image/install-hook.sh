@@ -15,7 +15,8 @@ set -eu
 host=${1:?usage: install-hook.sh HOST}
 hook=/opt/bpfwarden/bin/bpfwarden-hook
 
-install -m 0755 "${BW_HOOK_BIN:-/usr/bin/bpfwarden-hook}" "$host$hook.new"
+cp "${BW_HOOK_BIN:-/usr/bin/bpfwarden-hook}" "$host$hook.new"
+chmod 0755 "$host$hook.new"
 mv "$host$hook.new" "$host$hook"
 echo "install-hook: $hook installed"
 

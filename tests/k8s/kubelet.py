@@ -93,10 +93,11 @@ class Kubelet:
         self.pods.append(pod)
         return pod
 
-    def create(self, pod, name, command, mounts=(), annotations=None, privileged=False):
+    def create(self, pod, name, command, mounts=(), annotations=None, privileged=False,
+               image=IMAGE):
         config = {
             "metadata": {"name": name, "attempt": 0},
-            "image": {"image": IMAGE},
+            "image": {"image": image},
             "command": list(command),
             "log_path": name + ".log",
             "labels": {"io.kubernetes.container.name": name,

@@ -351,7 +351,8 @@ def metrics(k):
     opens = metric(before, "bpfwarden_decisions_total", 0, profile="web", op="open",
                    mode="enforce", verdict="deny")
     refused = metric(before, "bpfwarden_refusals_total", profile="web", result="denied")
-    hooks = metric(before, "bpfwarden_hook_requests_total", result="governed")
+    # Governed from their first exec: the daemon answers "pending".
+    hooks = metric(before, "bpfwarden_hook_requests_total", result="pending")
     pod = k.run_pod("web-metrics", annotations={"bpfwarden.io/profile": "web"})
     cid = k.create(pod, "app", ["/bin/sh", "-c", "cat /etc/shadow; echo done; sleep 600"])
     k.start(cid)
@@ -361,7 +362,7 @@ def metrics(k):
                  verdict="deny") > opens, "the denied opens did not move")
     check(metric(after, "bpfwarden_refusals_total", profile="web", result="denied") > refused,
           "the refusals did not move")
-    check(metric(after, "bpfwarden_hook_requests_total", result="governed") > hooks,
+    check(metric(after, "bpfwarden_hook_requests_total", result="pending") > hooks,
           "hook requests did not move")
     check(metric(after, "bpfwarden_governed_containers", profile="web") >= 1,
           "no governed container counted")
@@ -372,8 +373,41 @@ def metrics(k):
         skip("promtool is not installed (package prometheus): the text was not checked")
 
 
+def agent_image(k):
+    """The agent's own image (make image), loaded without a registry, runs:
+    the agent finds its profile library in it, and the init container's
+    script installs the static hook on a node tree."""
+    image_tar = os.path.join(bwtest.BUILD, "bpfwarden-image.tar")
+    if not os.path.exists(image_tar):
+        skip("no %s: run make image" % image_tar)
+    with open(os.path.join(bwtest.REPO, "VERSION")) as f:
+        image = "localhost/bpfwarden:" + f.read().strip()
+    p = subprocess.run([os.path.join(kubelet.CACHE, "containers", "bin", "ctr"), "--address",
+                        os.path.join(kubelet.RUN, "containerd.sock"), "-n", "k8s.io", "images",
+                        "import", image_tar], capture_output=True, text=True)
+    check(p.returncode == 0, "ctr images import: %s%s" % (p.stdout, p.stderr))
+    node_tree = os.path.join(DATA, "node")
+    shutil.rmtree(node_tree, ignore_errors=True)
+    for d in ("opt/bpfwarden/bin", "opt/nri/bin", "etc/nri", "etc/containers/oci/hooks.d"):
+        os.makedirs(os.path.join(node_tree, d))
+    pod = k.run_pod("bpfwarden-x1", namespace="bpfwarden")
+    rc, out, _ = k.run(pod, "check", ["/usr/bin/bpfwarden", "check",
+                                      "/usr/share/bpfwarden/profiles/python-sandbox.profile"],
+                       image=image)
+    check_eq(rc, 0, "bpfwarden check in the image (%s)" % out)
+    rc, out, _ = k.run(pod, "install-hook", ["/usr/lib/bpfwarden/install-hook.sh", "/host"],
+                       image=image, mounts=[("/host", node_tree, False)])
+    check_eq(rc, 0, "install-hook.sh in the image (%s)" % out)
+    hook = os.path.join(node_tree, "opt", "bpfwarden", "bin", "bpfwarden-hook")
+    p = subprocess.run([hook, "invoke"], input='{"version":"0.1","state":"delete","id":"x"}',
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and json.loads(p.stdout)["plugin"] == "bpfwarden-hook",
+          "the installed hook answers NRI: %r %r" % (p.stdout, p.stderr))
+    k.remove_pod(pod)
+
+
 CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
-         child_cgroup, volume_and_hard_link, profile_edit, metrics]
+         child_cgroup, volume_and_hard_link, profile_edit, metrics, agent_image]
 
 
 def make(mode, case):
