@@ -321,6 +321,17 @@ def profile_edit(k):
     k.remove_pod(pod)
 
 
+def log_reopen(k):
+    """SIGHUP reopens --log FILE: what logrotate does, then the daemon writes the new file."""
+    rotated = LOG + ".1"
+    os.rename(LOG, rotated)
+    state["daemon"].send_signal(signal.SIGHUP)
+    wait_for(lambda: any("log reopened" in e.get("msg", "") for e in log_events()),
+             what="the daemon writing the new log")
+    with open(rotated) as f:
+        check(all(line.endswith("\n") for line in f), "a partial line in the rotated log")
+
+
 def scrape():
     with urllib.request.urlopen("http://%s/metrics" % METRICS, timeout=10) as r:
         check_eq(r.status, 200, "metrics status")
@@ -407,7 +418,7 @@ def agent_image(k):
 
 
 CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
-         child_cgroup, volume_and_hard_link, profile_edit, metrics, agent_image]
+         child_cgroup, volume_and_hard_link, profile_edit, log_reopen, metrics, agent_image]
 
 
 def make(mode, case):
