@@ -157,7 +157,7 @@ def first_instruction(k):
     check_identity(ev, pod, "app", cid)
     check_eq(ev["profile"], "web", "profile")
     check_eq(ev["proc"]["comm"], "cat", "the denied process")
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 def default_deny(k):
@@ -170,7 +170,7 @@ def default_deny(k):
     check("rc=1" in out and "bw-image" not in out, "denied reads succeeded: %s" % out)
     wait_for(lambda: deny_events(pod, "/etc/hostname"), what="the default's deny event")
     check_eq(deny_events(pod, "/etc/hostname")[0]["rule"], "default", "the deciding rule")
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 def unselected_untouched(k):
@@ -179,7 +179,7 @@ def unselected_untouched(k):
     check_eq(rc, 0, "exit status of an unselected container (output %s)" % out)
     check_eq(out, ["root:*:19000:0:99999:7:::"], "its output")
     check(not deny_events(pod), "events for an unselected pod")
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 def match_line_selects(k):
@@ -191,7 +191,7 @@ def match_line_selects(k):
     check_eq(rc, 0, "the sidecar is not selected (%s)" % out)
     wait_for(lambda: deny_events(pod, "/etc/hostname"), what="the deny event")
     check_identity(deny_events(pod)[0], pod, "job", cid)
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 def daemon_down(k):
@@ -214,7 +214,7 @@ def daemon_down(k):
         rc, out, _ = k.run(ks, "app", ["/bin/cat", "/etc/motd"])
         check_eq(rc, 0, "a kube-system container with the daemon down (%s)" % out)
         for p in (pod, plain, ks):
-            k.remove_pod(p)
+            k.done(p)
     finally:
         start_daemon()
 
@@ -247,7 +247,7 @@ def restart(k):
     ev = [e for e in log_events()[mark:] if e["type"] == "deny"][0]
     check_identity(ev, pod, "loop", cid)
     check("shadow-read" not in k.log(pod, "loop"), "/etc/shadow read after the restart")
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 def child_cgroup(k):
@@ -265,7 +265,7 @@ def child_cgroup(k):
     ev = deny_events(pod, "/etc/shadow")[0]
     check(ev["cgroup"]["path"].endswith("/%s/inner" % cid), "cgroup path %s" % ev["cgroup"]["path"])
     check_identity(ev, pod, "app", cid)
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 def volume_and_hard_link(k):
@@ -290,7 +290,7 @@ def volume_and_hard_link(k):
     wait_for(lambda: len(deny_events(pod)) >= 3, what="three deny events")
     by_inode = [e for e in deny_events(pod) if e.get("by_inode")]
     check(by_inode, "no deny decided by an inode pin: %s" % deny_events(pod))
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 def profile_edit(k):
@@ -318,7 +318,7 @@ def profile_edit(k):
     configmap({"web.profile": WEB, "batch.profile": BATCH, "strict.profile": STRICT})
     wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
              what="/etc/motd readable again")
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 def log_reopen(k):
@@ -379,7 +379,7 @@ def metrics(k):
           "no governed container counted")
     with urllib.request.urlopen("http://%s/healthz" % METRICS, timeout=10) as r:
         check_eq(r.read(), b"ok\n", "/healthz")
-    k.remove_pod(pod)
+    k.done(pod)
     if not promtool:
         skip("promtool is not installed (package prometheus): the text was not checked")
 
@@ -414,7 +414,7 @@ def agent_image(k):
                        capture_output=True, text=True)
     check(p.returncode == 0 and json.loads(p.stdout)["plugin"] == "bpfwarden-hook",
           "the installed hook answers NRI: %r %r" % (p.stdout, p.stderr))
-    k.remove_pod(pod)
+    k.done(pod)
 
 
 CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
