@@ -174,6 +174,15 @@ def default_deny(k):
 
 
 def unselected_untouched(k):
+    """An unselected pod is untouched; one that names a profile the node does
+    not have does not start."""
+    ghost = k.run_pod("ghost-1", annotations={"bpfwarden.io/profile": "nope"})
+    cid = k.create(ghost, "app", ["/bin/true"])
+    try:
+        k.start(cid)
+        raise Failure("a container selecting a missing profile started")
+    except kubelet.CRIError as e:
+        check("profile nope is not loaded" in e.msg, "why it did not start: %s" % e.msg)
     pod = k.run_pod("plain-1")
     rc, out, _ = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
     check_eq(rc, 0, "exit status of an unselected container (output %s)" % out)
