@@ -25,9 +25,14 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 /* The same with pins resolved in each of views (the containers a profile governs). */
 int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
 			  const struct bw_pin_view *views, size_t nviews, struct bw_slot *slot);
-/* Add the pins of one more view to slot id (compiled as c), before it governs there. */
+/*
+ * Add the pins of one more view to slot id (compiled as c), before it
+ * governs there; *pins (if not NULL) gets them, for bw_slot_drop_pins.
+ */
 int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
-		     const struct bw_pin_view *v, struct bw_pins_done *done);
+		     const struct bw_pin_view *v, struct bw_pins_done *done, struct bw_pin_set *pins);
+/* Remove pins of a view that is gone (the caller knows no other view has them). */
+int bw_slot_drop_pins(struct bw_maps *m, const struct bw_inode_key *keys, size_t n);
 /*
  * Empty a slot (its keys, pins and ring buffer) unless a governed cgroup
  * still refers to it (-EBUSY: another command governs with it now).

@@ -416,7 +416,8 @@ static void merge_devs(struct bw_policy *a, const struct bw_policy *b)
 }
 
 int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done)
+		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done,
+		     struct bw_pin_set *out)
 {
 	struct bw_pin_set ps = {};
 	struct bw_policy add = *pol;
@@ -433,6 +434,18 @@ int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint3
 	}
 	done->resolved = ps.n;
 	done->scan_incomplete = ps.scan_incomplete;
-	bw_pin_set_free(&ps);
+	if (out && !ret)
+		*out = ps;
+	else
+		bw_pin_set_free(&ps);
 	return ret;
+}
+
+void bw_pins_drop(const struct bw_maps *m, const struct bw_inode_key *keys, size_t n)
+{
+	size_t i;
+
+	/* The bitmap bits stay: they only say "may be pinned", and others may share them. */
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(m->inodes, &keys[i]);
 }

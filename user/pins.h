@@ -98,8 +98,12 @@ int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, 
 /*
  * Resolve c's pins in one more view v and add them to a slot already in
  * use; *pol (written by the caller afterwards) gains their file systems.
+ * out (if not NULL) gets the pins written, for bw_pins_drop.
  */
 int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done);
+		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done,
+		     struct bw_pin_set *out);
+/* Remove these pins (a view that is gone: a container's pins, that no other view has). */
+void bw_pins_drop(const struct bw_maps *m, const struct bw_inode_key *keys, size_t n);
 
 #endif /* BW_PINS_H */

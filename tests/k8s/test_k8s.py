@@ -388,7 +388,13 @@ def metrics(k):
           "no governed container counted")
     with urllib.request.urlopen("http://%s/healthz" % METRICS, timeout=10) as r:
         check_eq(r.read(), b"ok\n", "/healthz")
+    # Its pins (made in its root) leave the shared map once it is gone.
+    pins = metric(after, "bpfwarden_map_entries", map="inodes")
+    pins_before = metric(before, "bpfwarden_map_entries", map="inodes")
+    check(pins > pins_before, "no pins for the container (%d, before %d)" % (pins, pins_before))
     k.done(pod)
+    wait_for(lambda: metric(scrape(), "bpfwarden_map_entries", map="inodes") <= pins_before,
+             what="the container's pins to go (%d with it, %d before)" % (pins, pins_before))
     if not promtool:
         skip("promtool is not installed (package prometheus): the text was not checked")
 

@@ -44,6 +44,7 @@ static void container_free(struct d_container *c)
 
 	for (i = 0; i < sizeof(c->strs) / sizeof(c->strs[0]); i++)
 		free(c->strs[i]);
+	bw_pin_set_free(&c->pins);
 	free(c);
 }
 
@@ -104,7 +105,7 @@ static int govern(struct daemon *d, struct d_container *c, struct d_profile *p, 
 	struct bw_cgroup cur;
 	int ret;
 
-	ret = bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &done);
+	ret = bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &done, &c->pins);
 	if (ret) {
 		snprintf(why, len, "cannot pin the objects of profile %s in the container: %s",
 			 p->name, strerror(-ret));
@@ -253,6 +254,45 @@ const struct bw_k8s_id *d_identify(void *ctx, uint64_t id, char *path, size_t le
 	return NULL;
 }
 
+/* Does another container of c's profile hold the pin of this device and inode? */
+static bool pin_shared(struct daemon *d, const struct d_container *c, const struct bw_inode_key *k)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->ncontainers; i++) {
+		const struct d_container *o = d->containers[i];
+
+		if (o == c || o->prof != c->prof)
+			continue;
+		for (j = 0; j < o->pins.n; j++)
+			if (o->pins.keys[j].ino == k->ino && o->pins.keys[j].dev == k->dev &&
+			    o->pins.keys[j].cat == k->cat)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * A gone container's pins leave its profile's slot, but those another of its
+ * containers shares (a hostPath volume): pins fill a map of all profiles.
+ */
+static void drop_pins(struct daemon *d, struct d_container *c)
+{
+	size_t i, n = 0;
+
+	if (!c->prof || !c->prof->installed)
+		return;
+	for (i = 0; i < c->pins.n; i++) {
+		struct bw_inode_key k = c->pins.keys[i];
+
+		/* The profile may have been reloaded since: its slot now. */
+		k.policy = (__u16)c->prof->slot.id;
+		if (!pin_shared(d, c, &k))
+			c->pins.keys[n++] = k;
+	}
+	bw_slot_drop_pins(&d->maps, c->pins.keys, n);
+}
+
 void d_containers_reap(struct daemon *d)
 {
 	size_t i, j, k;
@@ -264,6 +304,7 @@ void d_containers_reap(struct daemon *d)
 			i++;
 			continue;
 		}
+		drop_pins(d, c);
 		for (k = 0; k < CHILD_CACHE; k++)
 			if (child_cache[k].c == c)
 				child_cache[k].c = NULL, child_cache[k].id = 0;
@@ -291,6 +332,10 @@ int d_containers_repoint(struct daemon *d, struct d_profile *from, struct d_prof
 				name_of(&c->k8s), strerror(-ret));
 		total += n;
 		c->prof = to;
+		/* What the new version pinned in its root, to drop when it goes. */
+		bw_pin_set_free(&c->pins);
+		if (bw_pins_resolve_view(&to->c, to->slot.id, &c->view, &c->pins))
+			bw_pin_set_free(&c->pins);
 	}
 	return total;
 }
@@ -378,7 +423,8 @@ static void recover_one(struct daemon *d, const char *bundle, const char *id)
 		container_free(c);
 		goto out;
 	}
-	if (bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &(struct bw_pins_done){}) ||
+	if (bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &(struct bw_pins_done){},
+			     &c->pins) ||
 	    bw_govern_repoint(&d->maps, c->cgdir, cur.policy, p->slot.id, &moved)) {
 		d_agent(d, &c->k8s, "container %s stays governed by its former slot %u",
 			name_of(&c->k8s), cur.policy);

@@ -59,6 +59,8 @@ struct d_container {
 	struct bw_pin_view view; /* where its paths are, for its pins */
 	char view_base[PATH_MAX], view_mountinfo[64], view_prefix[PATH_MAX];
 	const char *via; /* "hook", "nri" or "restart" */
+	/* Its pins (their policy field: the slot they were made for), dropped when it goes. */
+	struct bw_pin_set pins;
 };
 
 #define D_LATENCY_BUCKETS 8
