@@ -98,10 +98,10 @@ def stop_daemon(sig=signal.SIGTERM):
     d = state["daemon"]
     if d and d.poll() is None:
         d.send_signal(sig)
-        d.wait(timeout=30)
+        d.wait(timeout=90)
     state["daemon"] = None
     wait_for(lambda: not os.path.exists("/run/bpfwarden/hook.sock") or sig == signal.SIGKILL,
-             timeout=10, what="the daemon's socket to go")
+             timeout=60, what="the daemon's socket to go")
     if os.path.exists("/run/bpfwarden/hook.sock"):
         os.unlink("/run/bpfwarden/hook.sock")
 
@@ -256,7 +256,7 @@ def restart(k):
     check("shadow-read" not in k.log(pod, "loop"), "/etc/shadow read while the daemon was down")
     mark = len(log_events())
     start_daemon()
-    wait_for(lambda: any(e["type"] == "deny" for e in log_events()[mark:]), timeout=30,
+    wait_for(lambda: any(e["type"] == "deny" for e in log_events()[mark:]),
              what="a deny event after the restart")
     ev = [e for e in log_events()[mark:] if e["type"] == "deny"][0]
     check_identity(ev, pod, "loop", cid)
