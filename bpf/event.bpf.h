@@ -11,6 +11,9 @@
  *            with this access in this learn session (bw_learned)
  *
  * A path too long to match is never learned: refused unless in audit mode.
+ * bpfwarden's own rules (BW_RULE_*, include/bpfwarden.h) are audited in
+ * learn mode as in audit mode; the host's limit on made cgroups refuses in
+ * every mode.
  * Counters (include/bpfwarden.h) and the per-cgroup event rate are applied
  * here too. Events leave through the ring buffer of the policy that decided
  * them; one that cannot be sent is counted in lost, which the agent turns
@@ -115,7 +118,8 @@ static __always_inline struct bw_outcome bw_deny_outcome(__u64 cgid, const struc
 		o.type = BW_EV_LEARN;
 		return o;
 	}
-	if (o.mode == BW_MODE_AUDIT) {
+	if (rule != BW_RULE_CGROUPS_MADE &&
+	    (o.mode == BW_MODE_AUDIT || (o.mode == BW_MODE_LEARN && rule >= BW_RULE_OWN))) {
 		o.type = BW_EV_AUDIT;
 		if (c)
 			__sync_fetch_and_add(&c->audited, 1);

@@ -67,7 +67,8 @@ static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len)
  * this exec, the container's first instruction, is decided under it. What
  * ran in the cgroup before was its runtime setting it up (runc's init).
  * *cg is NULL when the cgroup is not waiting; -EACCES when its entry cannot
- * be moved (a full map fails closed, and the entry keeps waiting).
+ * be moved (a full map fails closed, and the entry keeps waiting). No count
+ * changes: a pending entry is counted as an agent's from when it is made.
  */
 static __always_inline int bw_pending_starts(__u64 cgid, struct bw_cgroup **cg)
 {

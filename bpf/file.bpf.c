@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * File enforcement: file_open and the path_* hooks that change a file or a
- * directory entry. Each hook names the object as (mount, dentry) and the
+ * File enforcement: file_open, the path_* hooks that change a file or a
+ * directory entry, and the hooks that change a file's attributes (times,
+ * xattrs, ACLs, inode flags). Each hook names the object as (mount, dentry) and the
  * access it needs (r or w); bw_file_check() builds the object's path, looks
  * up the most specific rule of the governing policy, consults the deny pins
  * (device + inode), and refuses, audits or lets it pass.
@@ -187,4 +188,98 @@ int BPF_PROG(bw_setattr_plain, struct dentry *dentry, struct iattr *attr, int re
 	if (ret)
 		return ret;
 	return bw_setattr(dentry, attr);
+}
+
+/*
+ * xattrs and POSIX ACLs: changes of the file, `w` whatever the descriptor
+ * or name they come through. Their hooks get a dentry but no mount: decided
+ * like utimes, by the pins (bw_setattr). Up to 6.1 an ACL is its xattr
+ * (system.posix_acl_access, _default); later kernels call inode_set_acl
+ * and inode_remove_acl instead, which the loader attaches where they exist.
+ */
+static __always_inline __u8 bw_xattr_op(const char *name, __u8 op)
+{
+	static const char acl[] = "system.posix_acl_";
+	char buf[sizeof(acl)];
+	int i;
+
+	if (bpf_probe_read_kernel_str(buf, sizeof(buf), name) != sizeof(buf))
+		return op;
+#pragma unroll
+	for (i = 0; i < sizeof(acl) - 1; i++)
+		if (buf[i] != acl[i])
+			return op;
+	return BW_OP_SETACL;
+}
+
+/* The first argument is a user_namespace up to 6.2, an mnt_idmap after: unused. */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(bw_setxattr, void *idmap, struct dentry *dentry, const char *name, const void *value,
+	     size_t size, int flags, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(NULL, dentry, bw_xattr_op(name, BW_OP_SETXATTR), BW_ACC_W);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(bw_rmxattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(NULL, dentry, bw_xattr_op(name, BW_OP_REMOVEXATTR), BW_ACC_W);
+}
+
+SEC("lsm/inode_set_acl")
+int BPF_PROG(bw_set_acl, void *idmap, struct dentry *dentry, const char *acl_name, void *kacl,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(NULL, dentry, BW_OP_SETACL, BW_ACC_W);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(bw_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_file_check(NULL, dentry, BW_OP_SETACL, BW_ACC_W);
+}
+
+/*
+ * Inode flags (chattr: immutable, append-only...) and a few other inode
+ * attributes change through an ioctl on any descriptor of the file,
+ * read-only ones too. Here the file names its mount: decided like a write
+ * through a path hook (trie and pins).
+ */
+static __always_inline bool bw_attr_ioctl(unsigned int cmd)
+{
+	return cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR ||
+	       cmd == FS_IOC_SETVERSION || cmd == FS_IOC32_SETVERSION ||
+	       cmd == FS_IOC_ENABLE_VERITY || cmd == FS_IOC_SET_ENCRYPTION_POLICY;
+}
+
+static __always_inline int bw_flags_ioctl(struct file *file, unsigned int cmd)
+{
+	if (!bw_attr_ioctl(cmd))
+		return 0;
+	return bw_file_check(file->f_path.mnt, file->f_path.dentry, BW_OP_SETFLAGS, BW_ACC_W);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(bw_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_flags_ioctl(file, cmd);
+}
+
+/* 32-bit processes (FS_IOC32_SETFLAGS); the hook came in 6.7 and to 6.1.74. */
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(bw_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	return bw_flags_ioctl(file, cmd);
 }

@@ -10,6 +10,8 @@
 #define BW_KERNEL_BPF_H
 
 #define EPERM  1
+#define EAGAIN 11
+#define ENOMEM 12
 #define EACCES 13
 
 #define AF_UNIX	  1
@@ -29,18 +31,53 @@
 #define ATTR_ATIME (1 << 4)
 #define ATTR_MTIME (1 << 5)
 
+/* include/uapi/linux/capability.h */
+#define CAP_SYS_CHROOT 18
+#define CAP_SYS_ADMIN  21
+
+/*
+ * The new mount API's calls have the same numbers on every architecture
+ * (and for 32-bit processes on x86-64): they came after the tables were
+ * unified (include/uapi/asm-generic/unistd.h).
+ */
+#define NR_open_tree	 428
+#define NR_fsopen	 430
+#define NR_fsmount	 432
+#define NR_fspick	 433
+#define NR_mount_setattr 442
+/* include/linux/fs.h: inode_permission()'s mask; file types */
+#define MAY_WRITE 0x2
+#define S_IFMT	  00170000
+#define S_IFREG	  0100000
+
+#define CGROUP2_SUPER_MAGIC 0x63677270
+
+/* include/uapi/linux/fs.h: ioctls that change an inode's flags (chattr) and attributes */
+#define FS_IOC_SETFLAGS		     0x40086602 /* _IOW('f', 2, long) */
+#define FS_IOC32_SETFLAGS	     0x40046602 /* _IOW('f', 2, int): 32-bit processes */
+#define FS_IOC_FSSETXATTR	     0x401c5820 /* _IOW('X', 32, struct fsxattr) */
+#define FS_IOC_SETVERSION	     0x40087602 /* _IOW('v', 2, long): the inode generation */
+#define FS_IOC32_SETVERSION	     0x40047602
+#define FS_IOC_ENABLE_VERITY	     0x40806685 /* fsverity.h: the file becomes read-only */
+#define FS_IOC_SET_ENCRYPTION_POLICY 0x800c6613 /* fscrypt.h: of an empty directory */
+
 /*
  * The syscall a task is in, from its registers at entry; libbpf's
  * PT_REGS_PARMn_CORE_SYSCALL reads the arguments portably, but has nothing
  * for the number.
  */
 #if defined(__TARGET_ARCH_x86)
-#define NR_execve	    59
-#define NR_execveat	    322
-#define bw_syscall_nr(regs) BPF_CORE_READ(regs, orig_ax)
+#define NR_execve	59
+#define NR_execveat	322
+#define NR_setns	308
+#define NR_setns_compat 346 /* a 32-bit process; 346 is unused by 64-bit ones */
+/* x32 processes set bit 30 of the number (__X32_SYSCALL_BIT). */
+#define bw_syscall_nr(regs) (BPF_CORE_READ(regs, orig_ax) & ~0x40000000L)
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_execve	    221
 #define NR_execveat	    281
+#define NR_setns	    268
+#define NR_setns_compat	    375 /* arm32 */
 #define bw_syscall_nr(regs) BPF_CORE_READ(regs, syscallno)
 #else
 #error "bpfwarden: syscall numbers for this architecture are missing in bpf/kernel.bpf.h"

@@ -9,10 +9,13 @@
 
 #include "bpfwarden.h"
 
-/* Governed cgroup id -> policy slot and mode; descendants are added on mkdir. */
+/*
+ * Governed cgroup id -> policy slot and mode; descendants are added on
+ * mkdir. Room for the agents' entries and the made ones (include/bpfwarden.h).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BW_MAX_CGROUPS);
+	__uint(max_entries, BW_CGROUPS_MAP);
 	__type(key, __u64);
 	__type(value, struct bw_cgroup);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -31,6 +34,23 @@ struct {
 	__type(value, struct bw_cgroup);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_pending SEC(".maps");
+/* How many entries bw_cgroups holds, by kind, in two halves (include/bpfwarden.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * BW_CG_COUNTS);
+	__type(key, __u32);
+	__type(value, __s64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_cg_count SEC(".maps");
+
+/* Limits on made cgroups; all zero (the defaults) unless someone lowered them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bw_cg_limits);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_cg_limits SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -24,11 +24,21 @@
 #define BW_PATH_BUF 4096
 /* Components walked from a dentry to the process root before giving up. */
 #define BW_PATH_DEPTH 256
-/* Profiles loaded at once (one policy slot each) and cgroups governed. */
+/* Profiles loaded at once (one policy slot each) and cgroups agents govern. */
 #define BW_MAX_POLICIES 64
 #define BW_MAX_CGROUPS	8192
 /* Cgroups waiting for their first exec to be governed (containers being set up). */
 #define BW_MAX_PENDING 1024
+/*
+ * Cgroups made by mkdir below governed ones inherit their entry (the
+ * governed-cgroup map holds both kinds): at most BW_MAX_CGROUPS_MADE of them
+ * on the host and BW_CGROUPS_MADE_PER_SLOT below the cgroups of one policy
+ * slot, unless bw_cg_limits says fewer. The map has room for both kinds, so
+ * sandboxes making cgroups never take the room an agent needs to govern.
+ */
+#define BW_MAX_CGROUPS_MADE	 8192
+#define BW_CGROUPS_MADE_PER_SLOT 1024
+#define BW_CGROUPS_MAP		 (BW_MAX_CGROUPS + BW_MAX_CGROUPS_MADE)
 /* Trie entries (each subtree rule takes two), net keys and pinned deny inodes, all profiles. */
 #define BW_MAX_NET_KEYS	  16384
 #define BW_MAX_UNIX_KEYS  16384
@@ -105,9 +115,37 @@ enum bw_verdict {
 struct bw_cgroup {
 	__u32 policy;
 	__u8 mode; /* enum bw_mode */
-	__u8 pad[3];
+	__u8
+	    charged; /* made by mkdir: 1 + the slot it is counted in (bw_cg_count); 0: an agent's */
+	__u8 pad[2];
 };
 _Static_assert(sizeof(struct bw_cgroup) == 8, "bw_cgroup size");
+
+/*
+ * How many entries bw_cgroups holds, by kind: index s < BW_MAX_POLICIES
+ * counts the cgroups made below cgroups of slot s (charged s + 1),
+ * BW_CG_MADE all made ones, BW_CG_AGENT the agents' own. Each count has two
+ * halves so that no writer needs the other's lock: index i (the kernel's,
+ * changed only by BPF programs with atomic adds at mkdir and rmdir) and
+ * BW_CG_COUNTS + i (the agents', changed only under their lock as they
+ * govern and let go). The count is the sum of the halves; either half alone
+ * may be negative.
+ */
+#define BW_CG_MADE	 BW_MAX_POLICIES
+#define BW_CG_AGENT	 (BW_MAX_POLICIES + 1)
+#define BW_CG_COUNTS	 (BW_MAX_POLICIES + 2)
+#define BW_CG_AGENT_HALF BW_CG_COUNTS /* + i: the agents' half of count i */
+
+/*
+ * Limits on made cgroups, read at every mkdir below a governed cgroup; 0
+ * stands for the default (BW_CGROUPS_MADE_PER_SLOT, BW_MAX_CGROUPS_MADE),
+ * and made is never more than BW_MAX_CGROUPS_MADE, the room the map has.
+ */
+struct bw_cg_limits {
+	__u32 per_slot; /* made by a sandbox: below cgroups of one slot, by a governed process */
+	__u32 made;	/* made below governed cgroups on the host, by anyone */
+};
+_Static_assert(sizeof(struct bw_cg_limits) == 8, "bw_cg_limits size");
 
 #define BW_ON_DENY_LOG	0
 #define BW_ON_DENY_KILL 1
@@ -137,8 +175,27 @@ struct bw_policy {
 	__u8 npin_devs;
 	__u8 pad3[3];
 	__u32 pin_devs[4];
+	/*
+	 * `allow|deny mount|chroot|userns`, indexed by BW_NS_*: enum bw_verdict
+	 * (deny wins; NONE: no rule, refused like DENY but learnable) and the
+	 * deciding rule. Changes of the sandbox's view are refused unless allowed,
+	 * whatever the defaults say.
+	 */
+	__u16 ns_rule[3];
+	__u8 ns[3];
+	__u8 pad4[3];
 };
-_Static_assert(sizeof(struct bw_policy) == 48, "bw_policy size");
+_Static_assert(sizeof(struct bw_policy) == 60, "bw_policy size");
+
+/*
+ * What a process may change of how names resolve (bw_policy.ns): mount
+ * topology (mount, umount, move_mount, pivot_root, the new mount API), its
+ * root (chroot, entering another mount namespace) and new user namespaces.
+ */
+#define BW_NS_MOUNT  0
+#define BW_NS_CHROOT 1
+#define BW_NS_USERNS 2
+#define BW_NS_COUNT  3
 
 #define BW_PIN_DEVS_MANY 0xff
 
@@ -358,8 +415,56 @@ enum bw_op {
 	BW_OP_BIND,
 	BW_OP_SENDMSG,
 	BW_OP_SOCKET, /* creating a raw IP or a packet socket */
+	/*
+	 * Changes of the view (BW_NS_*): first those whose event names the mount
+	 * point or the new root (up to BW_OP_CHROOT), then those without a path.
+	 */
+	BW_OP_MOUNT,	  /* mount(2): new, bind, move, remount, propagation */
+	BW_OP_UMOUNT,	  /* umount(2) */
+	BW_OP_MOVE_MOUNT, /* move_mount(2): the target */
+	BW_OP_PIVOT_ROOT, /* pivot_root(2): the new root */
+	BW_OP_CHROOT,	  /* chroot(2): the new root */
+	BW_OP_USERNS,	  /* a new user namespace: no path */
+	BW_OP_FSOPEN,	  /* the new mount API, refused at its privilege check: no path */
+	BW_OP_FSPICK,
+	BW_OP_FSMOUNT,
+	BW_OP_OPEN_TREE, /* open_tree(2) with OPEN_TREE_CLONE */
+	BW_OP_MOUNT_SETATTR,
+	BW_OP_SETNS, /* setns(2) into another mount namespace: no path */
+	/* The governed cgroup tree; the path is a cgroup's, below the cgroup2 mount. */
+	BW_OP_CGROUP_MIGRATE, /* a task moved into a cgroup (cgroup.procs, cgroup.threads, clone3)
+			       */
+	BW_OP_CGROUP_MKDIR,   /* a cgroup made below a governed one, over a limit */
+	/* Attributes of a file: `w`, the path built without a mount (like utimes) */
+	BW_OP_SETXATTR,
+	BW_OP_REMOVEXATTR,
+	BW_OP_SETACL,	/* a POSIX ACL set or removed */
+	BW_OP_SETFLAGS, /* inode flags (chattr): FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR */
 	BW_OP_MAX,
 };
+
+/* What an operation changes of the view (BW_NS_*), or -1 for any other operation. */
+static inline int bw_op_ns(unsigned op)
+{
+	if (op == BW_OP_CHROOT || op == BW_OP_SETNS)
+		return BW_NS_CHROOT;
+	if (op == BW_OP_USERNS)
+		return BW_NS_USERNS;
+	return op >= BW_OP_MOUNT && op <= BW_OP_SETNS ? BW_NS_MOUNT : -1;
+}
+
+/*
+ * Decisions that are bpfwarden's own, not a profile rule's, in an event's
+ * rule field (a profile's rule ids stay below BW_MAX_RULES). They refuse in
+ * enforce mode only: in audit and learn modes what they would refuse is let
+ * through with an `audit` event (nothing is learned from them), except the
+ * host's limit on made cgroups, which refuses in every mode: the map must
+ * not fill up open.
+ */
+#define BW_RULE_OWN	     0xfff0 /* from here on: bpfwarden's own */
+#define BW_RULE_LEAVE_CGROUP 0xffff /* a task moved out of the cgroups of its slot */
+#define BW_RULE_CGROUPS_SLOT 0xfffe /* limit: cgroups made by a slot's sandboxes */
+#define BW_RULE_CGROUPS_MADE 0xfffd /* limit: cgroups made below governed ones, host-wide */
 
 /* Event flags */
 #define BW_EVF_PATH_TOO_LONG 0x1  /* path did not fit the kernel buffer */

@@ -126,7 +126,7 @@ static void free_rule(struct bw_rule *r)
 {
 	if (r->cat == BW_CAT_NET)
 		free(r->net.unix_path);
-	else
+	else if (r->cat != BW_CAT_NS)
 		free(r->file.path);
 }
 
@@ -384,7 +384,8 @@ static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_verdict v
 	r.verdict = verdict;
 	origin_of(fc, kw, &r.origin);
 
-	if (!take(fc, kw, "missing category: expected file, exec or net", &cat))
+	if (!take(fc, kw, "missing category: expected file, exec, net, mount, chroot or userns",
+		  &cat))
 		return -1;
 	if (tok_is(&cat, "file")) {
 		r.cat = BW_CAT_FILE;
@@ -398,7 +399,18 @@ static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_verdict v
 		r.cat = BW_CAT_NET;
 		return rule_net(fc, &r, &cat);
 	}
-	error_at(fc, &cat, "bad rule category '%s': expected file, exec or net", show(q, &cat));
+	/* A change of the sandbox's view: the rule names nothing more. */
+	for (unsigned what = 0; what < BW_NS_COUNT; what++) {
+		if (tok_is(&cat, bw_ns_name(what))) {
+			r.cat = BW_CAT_NS;
+			r.ns.what = what;
+			store_rule(fc, &r);
+			return 0;
+		}
+	}
+	error_at(fc, &cat,
+		 "bad rule category '%s': expected file, exec, net, mount, chroot or userns",
+		 show(q, &cat));
 	return -1;
 }
 

@@ -36,7 +36,7 @@ void bw_profile_free(struct bw_profile *p)
 		struct bw_rule *r = &p->rules[i];
 		if (r->cat == BW_CAT_NET)
 			free(r->net.unix_path);
-		else
+		else if (r->cat != BW_CAT_NS)
 			free(r->file.path);
 	}
 	free(p->rules);
@@ -189,4 +189,15 @@ int bw_mode_parse(const char *s, size_t len, enum bw_mode *out)
 const char *bw_verdict_name(enum bw_verdict v)
 {
 	return v == BW_V_ALLOW ? "allow" : "deny";
+}
+
+static const char *const ns_names[BW_NS_COUNT] = {
+    [BW_NS_MOUNT] = "mount",
+    [BW_NS_CHROOT] = "chroot",
+    [BW_NS_USERNS] = "userns",
+};
+
+const char *bw_ns_name(unsigned what)
+{
+	return what < BW_NS_COUNT ? ns_names[what] : NULL;
 }

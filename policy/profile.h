@@ -28,7 +28,12 @@
 /* sun_path holds 108 bytes: a path and its NUL, or NUL and an abstract name. */
 #define BW_UNIX_PATH_MAX 107
 
-enum bw_cat { BW_CAT_FILE = 0, BW_CAT_EXEC, BW_CAT_NET, BW_CAT_COUNT };
+/*
+ * Rule categories. The first BW_CAT_COUNT have a `default` line; BW_CAT_NS
+ * (`allow|deny mount|chroot|userns`) has none: what it names is refused
+ * unless a rule allows it.
+ */
+enum bw_cat { BW_CAT_FILE = 0, BW_CAT_EXEC, BW_CAT_NET, BW_CAT_COUNT, BW_CAT_NS = BW_CAT_COUNT };
 
 /* BW_NET_RAW: `allow|deny net raw`, raw IP and packet sockets (no protocol, no address). */
 enum bw_net_op { BW_NET_CONNECT = 1, BW_NET_BIND, BW_NET_RAW };
@@ -67,6 +72,11 @@ struct bw_net_rule {
 	bool unix_abstract;
 };
 
+/* `allow|deny mount|chroot|userns`: what = BW_NS_* (include/bpfwarden.h). */
+struct bw_ns_rule {
+	unsigned what;
+};
+
 struct bw_rule {
 	enum bw_cat cat;
 	enum bw_verdict verdict; /* BW_V_ALLOW or BW_V_DENY */
@@ -74,8 +84,12 @@ struct bw_rule {
 	union {
 		struct bw_file_rule file; /* BW_CAT_FILE and BW_CAT_EXEC */
 		struct bw_net_rule net;	  /* BW_CAT_NET */
+		struct bw_ns_rule ns;	  /* BW_CAT_NS */
 	};
 };
+
+/* "mount", "chroot", "userns" for BW_NS_*; NULL for anything else. */
+const char *bw_ns_name(unsigned what);
 
 /* A `match` line; NULL fields were not given. Globs are kept as written. */
 struct bw_match {

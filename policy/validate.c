@@ -33,6 +33,8 @@ static int cmp_object(const struct bw_rule *a, const struct bw_rule *b)
 
 	if (c)
 		return c;
+	if (a->cat == BW_CAT_NS)
+		return cmp_int(a->ns.what, b->ns.what);
 	if (a->cat != BW_CAT_NET) {
 		if ((c = cmp_int(a->file.memfd, b->file.memfd)))
 			return c;
@@ -60,7 +62,7 @@ static int cmp_index(const void *pa, const void *pb, void *arg)
 	return c ? c : cmp_int((long)a, (long)b);
 }
 
-/* File rules overlap by access bit; exec and net rules always overlap. */
+/* File rules overlap by access bit; exec, net and view rules always overlap. */
 static unsigned access_bits(const struct bw_rule *r)
 {
 	return r->cat == BW_CAT_FILE ? (r->file.access & (BW_ACC_R | BW_ACC_W)) : 1;

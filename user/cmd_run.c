@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
@@ -83,6 +84,21 @@ static void empty_cgroup(const char *cgdir)
 	bw_err("processes are still alive in %s after cgroup.kill", cgdir);
 }
 
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	/* Depth first: a cgroup's children are gone by the time it comes. */
+	if (type == FTW_DP && ftw->level > 0 && rmdir(path))
+		bw_dbg("cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* The command's cgroup and those it made below it (cgroup.kill has emptied them all). */
+static int remove_cgroup_tree(const char *cgdir)
+{
+	nftw(cgdir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	return rmdir(cgdir) ? -errno : 0;
+}
+
 static int make_run_cgroup(char *out, size_t len)
 {
 	char root[PATH_MAX];
@@ -152,8 +168,9 @@ static int run(struct bw_opts *o)
 	if (s.ev.denials || s.ev.lost)
 		bw_info("%s: %llu denied, %llu events lost", argv[0],
 			(unsigned long long)s.ev.denials, (unsigned long long)s.ev.lost);
-	if (rmdir(cgdir))
-		bw_err("cannot remove %s: %s", cgdir, strerror(errno));
+	ret = remove_cgroup_tree(cgdir);
+	if (ret)
+		bw_err("cannot remove %s: %s", cgdir, strerror(-ret));
 	if (learned) {
 		bw_learn_min_children = o->min_children;
 		bw_learn_flags = o->learn_flags;

@@ -56,6 +56,7 @@ static void show_governed(void)
 {
 	struct bw_maps m = BW_MAPS_INIT;
 	struct show_arg a = {.m = &m};
+	struct bw_cg_fill fill = {};
 	char root[PATH_MAX];
 	int ncpu;
 
@@ -71,6 +72,14 @@ static void show_governed(void)
 		printf("  %d more, removed from the tree meanwhile\n", a.total - a.shown);
 	if (!a.total)
 		printf("  none\n");
+	if (!bw_cgroups_fill(&m, &fill)) {
+		printf("governed-cgroup map: %d entries (room for %d)\n", a.total, BW_CGROUPS_MAP);
+		printf("  governed by agents            %lld of at most %d\n",
+		       (long long)fill.agent, BW_MAX_CGROUPS);
+		printf("  made below governed cgroups   %lld of at most %u on this host, %u per "
+		       "profile slot\n",
+		       (long long)fill.made, fill.made_max, fill.per_slot);
+	}
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu > 0) {
 		struct bw_counters *c = calloc(ncpu, sizeof(*c));
@@ -93,12 +102,13 @@ static void show_governed(void)
 				sum.throttled += c[i].throttled;
 				sum.truncated += c[i].truncated;
 			}
-			printf("  slot %-3u agent pid %-7u %llu denied, %llu audited, %llu learned, "
-			       "%llu lost, %llu throttled, %llu paths too long\n",
-			       slot, p.owner_pid, (unsigned long long)sum.denied,
-			       (unsigned long long)sum.audited, (unsigned long long)sum.learned,
-			       (unsigned long long)sum.lost, (unsigned long long)sum.throttled,
-			       (unsigned long long)sum.truncated);
+			printf(
+			    "  slot %-3u agent pid %-7u %llu denied, %llu audited, %llu learned, "
+			    "%llu lost, %llu throttled, %llu paths too long, %lld cgroups made\n",
+			    slot, p.owner_pid, (unsigned long long)sum.denied,
+			    (unsigned long long)sum.audited, (unsigned long long)sum.learned,
+			    (unsigned long long)sum.lost, (unsigned long long)sum.throttled,
+			    (unsigned long long)sum.truncated, (long long)fill.made_by_slot[slot]);
 		}
 		free(c);
 	}
@@ -128,7 +138,7 @@ static int status(struct bw_opts *o)
 	    {CAP_SYS_ADMIN, "CAP_SYS_ADMIN", "mounting bpffs; stands in for the three above"},
 	};
 	const struct bw_support *s;
-	const char *why, *net_why;
+	const char *why, *net_why, *unrefused;
 	char detail[700];
 	unsigned todo;
 	size_t i;
@@ -158,6 +168,15 @@ static int status(struct bw_opts *o)
 	yesno("net rules (unix, packet sockets)", !why, why);
 	yesno("net raw (raw IP sockets)", !net_why,
 	      net_why ? net_why : "cgroup sock_create program");
+	/* What this kernel has no hook for goes unrefused: say so rather than pretend. */
+	unrefused = bw_view_unrefused();
+	if (unrefused)
+		snprintf(detail, sizeof(detail), "not refused on this kernel: %s", unrefused);
+	else
+		snprintf(detail, sizeof(detail), "unless the profile allows them");
+	yesno("mount, chroot, userns refused", !why && !unrefused, why ? why : detail);
+	yesno("no way out of the governed cgroups", !why,
+	      why ? why : "cgroup migrations and the limits on made cgroups");
 	show_governed();
 	return why ? 3 : 0;
 }

@@ -398,11 +398,12 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 			qsort(own.r, own.n, sizeof(own.r[0]), range_cmp);
 			for (k = 0; k < own.n; k++) {
 				if (e->val.n == BW_NET_RANGES) {
-					snprintf(err, errlen,
-						 "%s: error: more than %d port ranges apply to one "
-						 "address prefix (with those of the prefixes around "
-						 "it; a kernel limit, BW_NET_RANGES)",
-						 p->path ? p->path : "(profile)", BW_NET_RANGES);
+					snprintf(
+					    err, errlen,
+					    "%s: error: more than %d port ranges apply to one "
+					    "address prefix (with those of the prefixes around "
+					    "it; a kernel limit, BW_NET_RANGES)",
+					    p->path ? p->path : "(profile)", BW_NET_RANGES);
 					ret = -E2BIG;
 					break;
 				}
@@ -436,6 +437,18 @@ const struct bw_port_range *bw_net_lookup(const struct bw_compiled *c, int op, i
 	return NULL;
 }
 
+/*
+ * A rule on an object that has no path or address (`net raw`, `mount`,
+ * `chroot`, `userns`): deny wins, else the first rule; rule ids are 1 + index.
+ */
+static void one_object(__u8 *verdict, __u16 *rule, const struct bw_rule *r, size_t i)
+{
+	if (!*verdict || (r->verdict == BW_V_DENY && *verdict != BW_V_DENY)) {
+		*verdict = r->verdict;
+		*rule = (__u16)(i + 1);
+	}
+}
+
 int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen)
 {
 	size_t i;
@@ -450,15 +463,11 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 
-		/* `net raw` is one object too. */
-		if (r->cat == BW_CAT_NET && r->net.op == BW_NET_RAW) {
-			__u8 v = r->verdict;
-
-			if (!out->policy.net_raw || (v == BW_V_DENY && out->policy.net_raw != v)) {
-				out->policy.net_raw = v;
-				out->policy.net_raw_rule = (__u16)(i + 1);
-			}
-		}
+		if (r->cat == BW_CAT_NET && r->net.op == BW_NET_RAW)
+			one_object(&out->policy.net_raw, &out->policy.net_raw_rule, r, i);
+		if (r->cat == BW_CAT_NS && r->ns.what < BW_NS_COUNT)
+			one_object(&out->policy.ns[r->ns.what], &out->policy.ns_rule[r->ns.what], r,
+				   i);
 		/* `memfd` is one object: deny wins, the earliest rule is reported. */
 		if (r->cat == BW_CAT_EXEC && r->file.memfd) {
 			if (r->verdict == BW_V_DENY) {

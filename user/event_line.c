@@ -14,12 +14,42 @@
 #include "event_line.h"
 
 static const char *const op_names[BW_OP_MAX] = {
-    [BW_OP_OPEN] = "open",	    [BW_OP_TRUNCATE] = "truncate", [BW_OP_CREATE] = "create",
-    [BW_OP_MKDIR] = "mkdir",	    [BW_OP_RMDIR] = "rmdir",	   [BW_OP_UNLINK] = "unlink",
-    [BW_OP_RENAME_FROM] = "rename", [BW_OP_RENAME_TO] = "rename",  [BW_OP_LINK] = "link",
-    [BW_OP_SYMLINK] = "symlink",    [BW_OP_CHMOD] = "chmod",	   [BW_OP_CHOWN] = "chown",
-    [BW_OP_UTIMES] = "utimes",	    [BW_OP_EXEC] = "exec",	   [BW_OP_CONNECT] = "connect",
-    [BW_OP_BIND] = "bind",	    [BW_OP_SENDMSG] = "sendmsg",   [BW_OP_SOCKET] = "socket",
+    [BW_OP_OPEN] = "open",
+    [BW_OP_TRUNCATE] = "truncate",
+    [BW_OP_CREATE] = "create",
+    [BW_OP_MKDIR] = "mkdir",
+    [BW_OP_RMDIR] = "rmdir",
+    [BW_OP_UNLINK] = "unlink",
+    [BW_OP_RENAME_FROM] = "rename",
+    [BW_OP_RENAME_TO] = "rename",
+    [BW_OP_LINK] = "link",
+    [BW_OP_SYMLINK] = "symlink",
+    [BW_OP_CHMOD] = "chmod",
+    [BW_OP_CHOWN] = "chown",
+    [BW_OP_UTIMES] = "utimes",
+    [BW_OP_EXEC] = "exec",
+    [BW_OP_CONNECT] = "connect",
+    [BW_OP_BIND] = "bind",
+    [BW_OP_SENDMSG] = "sendmsg",
+    [BW_OP_SOCKET] = "socket",
+    [BW_OP_MOUNT] = "mount",
+    [BW_OP_UMOUNT] = "umount",
+    [BW_OP_MOVE_MOUNT] = "move_mount",
+    [BW_OP_PIVOT_ROOT] = "pivot_root",
+    [BW_OP_CHROOT] = "chroot",
+    [BW_OP_USERNS] = "userns",
+    [BW_OP_FSOPEN] = "fsopen",
+    [BW_OP_FSPICK] = "fspick",
+    [BW_OP_FSMOUNT] = "fsmount",
+    [BW_OP_OPEN_TREE] = "open_tree",
+    [BW_OP_MOUNT_SETATTR] = "mount_setattr",
+    [BW_OP_SETNS] = "setns",
+    [BW_OP_CGROUP_MIGRATE] = "cgroup_migrate",
+    [BW_OP_CGROUP_MKDIR] = "cgroup_mkdir",
+    [BW_OP_SETXATTR] = "setxattr",
+    [BW_OP_REMOVEXATTR] = "removexattr",
+    [BW_OP_SETACL] = "setacl",
+    [BW_OP_SETFLAGS] = "setflags",
 };
 
 const char *bw_op_name(unsigned op)
@@ -144,7 +174,13 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 {
 	char buf[PATH_MAX + 16];
 
-	if (rule && p && rule <= p->nrules)
+	if (rule == BW_RULE_LEAVE_CGROUP)
+		snprintf(buf, sizeof(buf), "builtin:cgroup-subtree");
+	else if (rule == BW_RULE_CGROUPS_SLOT)
+		snprintf(buf, sizeof(buf), "limit:cgroups-per-profile");
+	else if (rule == BW_RULE_CGROUPS_MADE)
+		snprintf(buf, sizeof(buf), "limit:cgroups-made");
+	else if (rule && p && rule <= p->nrules)
 		bw_origin_format(&p->rules[rule - 1].origin, buf, sizeof(buf));
 	else if (rule)
 		snprintf(buf, sizeof(buf), "#%u", rule);
@@ -190,6 +226,11 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		put_socket(w, data, ev->path_len);
 	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG) {
 		put_net(w, data, ev->path_len);
+	} else if (bw_op_ns(ev->op) >= 0) {
+		/* A change of the view: the mount point or new root, for the calls that name
+		 * one (enum bw_op lists them first, up to chroot). */
+		if (ev->op <= BW_OP_CHROOT)
+			jw_strn(w, "path", data, ev->path_len);
 	} else {
 		jw_strn(w, "path", data, ev->path_len);
 		jw_str(w, "access", access);

@@ -330,7 +330,8 @@ int bw_slot_put(struct bw_maps *m, uint32_t id)
 }
 
 int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
-		     const struct bw_pin_view *v, struct bw_pins_done *done, struct bw_pin_set *pins)
+		     const struct bw_pin_view *v, struct bw_pins_done *done,
+		     struct bw_pin_set *pins)
 {
 	struct bw_policy pol;
 	int ret = bw_lock(m);
@@ -355,6 +356,61 @@ int bw_governor(struct bw_maps *m, uint64_t cgroup_id, struct bw_cgroup *out)
 	return bpf_map_lookup_elem(m->cgroups, &cgroup_id, out) ? -ENOENT : 0;
 }
 
+/*
+ * The agents' half of count idx of bw_cgroups entries (include/bpfwarden.h):
+ * only agents write it, under bw_lock, so read, add and write back is safe;
+ * the kernel's half is another element, which this never writes.
+ */
+static int count_add(struct bw_maps *m, uint32_t idx, int64_t delta)
+{
+	uint32_t key = BW_CG_AGENT_HALF + idx;
+	int64_t v;
+
+	if (bpf_map_lookup_elem(m->cg_count, &key, &v))
+		return -errno;
+	v += delta;
+	return bpf_map_update_elem(m->cg_count, &key, &v, BPF_ANY) ? -errno : 0;
+}
+
+/* Count idx: both halves. */
+static int64_t count_get(struct bw_maps *m, uint32_t idx)
+{
+	uint32_t agent = BW_CG_AGENT_HALF + idx;
+	int64_t k = 0, a = 0;
+
+	bpf_map_lookup_elem(m->cg_count, &idx, &k);
+	bpf_map_lookup_elem(m->cg_count, &agent, &a);
+	return k + a;
+}
+
+/* An entry deleted by an agent: uncounted where it was counted. */
+static void uncount(struct bw_maps *m, const struct bw_cgroup *v)
+{
+	if (v->charged) {
+		count_add(m, v->charged - 1, -1);
+		count_add(m, BW_CG_MADE, -1);
+	} else {
+		count_add(m, BW_CG_AGENT, -1);
+	}
+}
+
+int bw_cgroups_fill(struct bw_maps *m, struct bw_cg_fill *f)
+{
+	struct bw_cg_limits l = {};
+	uint32_t zero = 0, i;
+
+	memset(f, 0, sizeof(*f));
+	if (bpf_map_lookup_elem(m->cg_limits, &zero, &l))
+		return -errno;
+	f->per_slot = l.per_slot ? l.per_slot : BW_CGROUPS_MADE_PER_SLOT;
+	f->made_max = l.made && l.made < BW_MAX_CGROUPS_MADE ? l.made : BW_MAX_CGROUPS_MADE;
+	f->agent = count_get(m, BW_CG_AGENT);
+	f->made = count_get(m, BW_CG_MADE);
+	for (i = 0; i < BW_MAX_POLICIES; i++)
+		f->made_by_slot[i] = count_get(m, i);
+	return 0;
+}
+
 /* What a walk over a subtree does to each cgroup's entry. */
 struct govern_arg {
 	struct bw_maps *m;
@@ -365,23 +421,57 @@ struct govern_arg {
 	int n;		    /* entries written or removed */
 };
 
-/* Point one cgroup at the slot, replacing what was there (govern) or not (govern_all). */
-static int put(struct govern_arg *a, const char *path, uint64_t id, __u64 flags)
+/*
+ * Point one cgroup at the slot. An entry there already (another slot's,
+ * or one the kernel made at mkdir) is replaced when replace (govern) or
+ * left alone (govern_all); a replaced entry keeps `charged`: it stays
+ * counted where it was. A new entry is an agent's, at most BW_MAX_CGROUPS
+ * of them, so that made cgroups and governed ones never crowd each other out.
+ */
+static int put(struct govern_arg *a, const char *path, uint64_t id, bool replace)
 {
-	if (!bpf_map_update_elem(a->m->cgroups, &id, &a->v, flags)) {
-		a->n++;
-		return 0;
+	struct bw_cgroup v = a->v, old;
+	int tries, err = EAGAIN;
+
+	for (tries = 0; tries < 3; tries++) {
+		if (!bw_governor(a->m, id, &old)) {
+			if (!replace)
+				return 0;
+			v.charged = old.charged;
+			if (!bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_EXIST)) {
+				a->n++;
+				return 0;
+			}
+			/* Gone: the cgroup was removed since the walk saw it. */
+			err = errno;
+			if (err == ENOENT)
+				return 0;
+			break;
+		}
+		if (count_get(a->m, BW_CG_AGENT) >= BW_MAX_CGROUPS) {
+			bw_err("cannot govern %s: agents govern %d cgroups already, the most they "
+			       "may",
+			       path, BW_MAX_CGROUPS);
+			return -ENOSPC;
+		}
+		v.charged = 0;
+		if (!bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_NOEXIST)) {
+			count_add(a->m, BW_CG_AGENT, 1);
+			a->n++;
+			return 0;
+		}
+		/* EEXIST: made at mkdir below a cgroup governed meanwhile; go again. */
+		err = errno;
+		if (err != EEXIST)
+			break;
 	}
-	if (errno == EEXIST && flags == BPF_NOEXIST)
-		return 0;
-	bw_err("cannot govern %s: %s (at most %d governed cgroups)", path, strerror(errno),
-	       BW_MAX_CGROUPS);
-	return -errno;
+	bw_err("cannot govern %s: %s", path, strerror(err));
+	return -err;
 }
 
 static int govern_fn(const char *path, uint64_t id, void *arg)
 {
-	return put(arg, path, id, BPF_ANY);
+	return put(arg, path, id, true);
 }
 
 /* Govern dir's subtree now, or dir from its first exec (pending). */
@@ -405,10 +495,21 @@ static int govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mod
 		ret = -EEXIST;
 	} else if (!pending) {
 		ret = bw_cgroup_walk(dir, govern_fn, &a);
+	} else if (count_get(m, BW_CG_AGENT) >= BW_MAX_CGROUPS) {
+		bw_err("cannot govern %s: agents govern %d cgroups already, the most they may", dir,
+		       BW_MAX_CGROUPS);
+		ret = -ENOSPC;
 	} else if (bpf_map_update_elem(m->pending, &id, &a.v, BPF_NOEXIST)) {
 		ret = -errno;
 		bw_err("cannot govern %s from its first exec: %s (at most %d wait at once)", dir,
 		       strerror(-ret), BW_MAX_PENDING);
+	} else {
+		/*
+		 * Counted as an agent's entry from now: its move into bw_cgroups at
+		 * the first exec changes no count, and rmdir uncounts it either way
+		 * (bpf/cgroup.bpf.c), so agents never take more than their room.
+		 */
+		count_add(m, BW_CG_AGENT, 1);
 	}
 	bw_unlock(m);
 	return ret;
@@ -435,7 +536,7 @@ static int govern_all_fn(const char *path, uint64_t id, void *arg)
 		return BW_WALK_PRUNE;
 	if (id == a->skip_id)
 		return 0;
-	return put(a, path, id, BPF_NOEXIST);
+	return put(a, path, id, false);
 }
 
 int bw_govern_all(struct bw_maps *m, const char *root, uint32_t slot, enum bw_mode mode,
@@ -493,8 +594,10 @@ static int ungovern_fn(const char *path, uint64_t id, void *arg)
 		return 0;
 	if (a->slot == UINT32_MAX)
 		a->slot = v.policy;
-	if (v.policy == a->slot && !bpf_map_delete_elem(a->m->cgroups, &id))
+	if (v.policy == a->slot && !bpf_map_delete_elem(a->m->cgroups, &id)) {
+		uncount(a->m, &v);
 		a->n++;
+	}
 	return 0;
 }
 

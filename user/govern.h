@@ -30,7 +30,8 @@ int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
  * governs there; *pins (if not NULL) gets them, for bw_slot_drop_pins.
  */
 int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
-		     const struct bw_pin_view *v, struct bw_pins_done *done, struct bw_pin_set *pins);
+		     const struct bw_pin_view *v, struct bw_pins_done *done,
+		     struct bw_pin_set *pins);
 /* Remove pins of a view that is gone (the caller knows no other view has them). */
 int bw_slot_drop_pins(struct bw_maps *m, const struct bw_inode_key *keys, size_t n);
 /*
@@ -41,9 +42,25 @@ int bw_slot_put(struct bw_maps *m, uint32_t id);
 
 /*
  * The governed-cgroup map (bw_cgroups) is written here only, under bw_lock,
- * which every function below takes itself. A cgroup's entry (slot and
- * mode) is one 8-byte value: each update is atomic for the kernel.
+ * which every function below takes itself (and by the kernel, at cgroup
+ * mkdir and rmdir). A cgroup's entry (slot and mode) is one 8-byte value:
+ * each update is atomic for the kernel. Every entry added or deleted is
+ * counted (bw_cg_count), the agents' half here.
  */
+
+/*
+ * How full bw_cgroups is: entries of agents (at most BW_MAX_CGROUPS), and
+ * of cgroups made below governed ones, in all and by the slot they are
+ * charged to, with the limits in force (include/bpfwarden.h).
+ */
+struct bw_cg_fill {
+	int64_t agent;
+	int64_t made;
+	uint32_t made_max;
+	uint32_t per_slot;
+	int64_t made_by_slot[BW_MAX_POLICIES];
+};
+int bw_cgroups_fill(struct bw_maps *m, struct bw_cg_fill *f);
 
 /* Who governs this cgroup: its entry, or -ENOENT. */
 int bw_governor(struct bw_maps *m, uint64_t cgroup_id, struct bw_cgroup *out);

@@ -26,6 +26,8 @@
 #include "net.skel.h"
 #include "sock.skel.h"
 #include "file.skel.h"
+#include "ns.skel.h"
+#include "cgguard.skel.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 
@@ -117,17 +119,37 @@ static bool all_pinned(struct bpf_object *obj)
 	return true;
 }
 
+/* The running kernel's BTF, read once (NULL without it: then nothing loads anyway). */
+static const struct btf *kernel_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			btf = NULL;
+	}
+	return btf;
+}
+
 /* Kernels from 6.3 pass an idmap first to inode_setattr. */
 static bool kernel_has_idmap(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool found;
+	const struct btf *btf = kernel_btf();
 
-	if (!btf)
-		return false;
-	found = btf__find_by_name_kind(btf, "mnt_idmap", BTF_KIND_STRUCT) > 0;
-	btf__free(btf);
-	return found;
+	return btf && btf__find_by_name_kind(btf, "mnt_idmap", BTF_KIND_STRUCT) > 0;
+}
+
+/* Each LSM hook a BPF program can attach to is a function bpf_lsm_HOOK in the BTF. */
+static bool kernel_has_hook(const char *hook)
+{
+	const struct btf *btf = kernel_btf();
+	char fn[128];
+
+	snprintf(fn, sizeof(fn), "bpf_lsm_%s", hook);
+	return !btf || btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) > 0;
 }
 
 /* Every BPF object the agent carries, in load order. */
@@ -142,7 +164,55 @@ static const struct bw_object {
     {"file_bpf", "the file hooks", file_bpf__elf_bytes, BW_NEED_LSM},
     {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, BW_NEED_LSM},
     {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, BW_NEED_LSM},
+    {"ns_bpf", "the mount, chroot and user namespace hooks", ns_bpf__elf_bytes, BW_NEED_LSM},
+    {"cgguard_bpf", "the cgroup migration and limit hooks", cgguard_bpf__elf_bytes, BW_NEED_LSM},
 };
+
+/*
+ * What each program of bpf/ns.bpf.c refuses, to say so when this kernel has
+ * no hook for it: the other objects' hooks exist on every kernel with BPF
+ * LSM, these not necessarily (path_chroot needs CONFIG_SECURITY_PATH,
+ * userns_create came in 6.1).
+ */
+static const struct {
+	const char *hook, *what;
+} view_hooks[] = {
+    {"sb_mount", "mount(2)"},
+    {"sb_umount", "umount"},
+    {"move_mount", "move_mount"},
+    {"sb_pivotroot", "pivot_root"},
+    {"path_chroot", "chroot"},
+    {"userns_create", "new user namespaces"},
+    {"capable", "fsopen, fspick, fsmount, open_tree clones, mount_setattr and setns into a mount "
+		"namespace"},
+};
+
+/*
+ * Does this kernel have the LSM hook prog is for (a function bpf_lsm_HOOK
+ * in its BTF)? Some came later than the oldest kernel we support
+ * (inode_set_acl in 6.2, file_ioctl_compat in 6.8); where they are missing,
+ * what they would see goes through a hook that is there (an ACL through
+ * inode_setxattr), or does not exist (no 32-bit ioctl hook: 32-bit ioctls
+ * went through file_ioctl).
+ */
+static bool hook_exists(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	/* Without BTF nothing loads: the load says why. */
+	return strncmp(sec, "lsm/", 4) || kernel_has_hook(sec + 4);
+}
+
+static void skip_missing_hooks(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+	{
+		if (bpf_program__autoload(prog) && !hook_exists(prog))
+			bpf_program__set_autoload(prog, false);
+	}
+}
 
 /* Only the inode_setattr program that matches this kernel's hook is loaded. */
 static void pick_setattr(struct bpf_object *obj)
@@ -158,7 +228,10 @@ static void pick_setattr(struct bpf_object *obj)
 	bpf_program__set_autoload(without, !idmap);
 }
 
-/* Open one object, its maps to be reused from the pins. */
+/*
+ * Open one object, its maps to be reused from the pins. A program whose hook
+ * this kernel lacks is not loaded (bw_view_unrefused says what goes unrefused).
+ */
 static struct bpf_object *open_object(const struct bw_object *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = BW_PIN_ROOT,
@@ -169,9 +242,28 @@ static struct bpf_object *open_object(const struct bw_object *o)
 
 	elf = o->elf(&size);
 	obj = bpf_object__open_mem(elf, size, &opts);
-	if (obj)
+	if (obj) {
 		pick_setattr(obj);
+		skip_missing_hooks(obj);
+	}
 	return obj;
+}
+
+const char *bw_view_unrefused(void)
+{
+	static char msg[1024];
+	size_t i, len = 0;
+	int n;
+
+	for (i = 0; i < sizeof(view_hooks) / sizeof(view_hooks[0]); i++) {
+		if (kernel_has_hook(view_hooks[i].hook))
+			continue;
+		n = snprintf(msg + len, sizeof(msg) - len, "%s%s (no %s hook)", len ? ", " : "",
+			     view_hooks[i].what, view_hooks[i].hook);
+		if (n > 0)
+			len = len + n < sizeof(msg) ? len + n : sizeof(msg) - 1;
+	}
+	return len ? msg : NULL;
 }
 
 /* Load and attach what of one object is not pinned yet. */
@@ -264,6 +356,7 @@ int bw_open_pinned(struct bw_maps *m)
 	    {&m->unix_rules, "bw_unix_rules"}, {&m->rbufs, "bw_rbufs"},
 	    {&m->counters, "bw_counters"},     {&m->pinbits, "bw_pinbits"},
 	    {&m->opstats, "bw_opstats"},       {&m->pending, "bw_pending"},
+	    {&m->cg_count, "bw_cg_count"},     {&m->cg_limits, "bw_cg_limits"},
 	};
 	size_t i;
 
@@ -422,9 +515,9 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups,   &m->policies,   &m->file_rules, &m->exec_rules,
-		      &m->net_rules, &m->unix_rules, &m->inodes,     &m->rbufs,
-		      &m->counters,  &m->pinbits,    &m->opstats,    &m->pending};
+	int *fds[] = {&m->cgroups,    &m->policies, &m->file_rules, &m->exec_rules, &m->net_rules,
+		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits,
+		      &m->opstats,    &m->pending,  &m->cg_count,   &m->cg_limits};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

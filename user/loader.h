@@ -29,9 +29,11 @@ struct bw_maps {
 	int rbufs;
 	int counters;
 	int pinbits;
-	int opstats; /* deny verdicts per slot, operation and mode */
-	int pending; /* cgroups governed from their first exec */
-	int lock_fd; /* held while changing shared state */
+	int opstats;   /* deny verdicts per slot, operation and mode */
+	int pending;   /* cgroups governed from their first exec */
+	int cg_count;  /* bw_cgroups entries by kind (include/bpfwarden.h) */
+	int cg_limits; /* limits on made cgroups */
+	int lock_fd;   /* held while changing shared state */
 };
 
 /*
@@ -46,6 +48,12 @@ int bw_load(struct bw_maps *m, bool want_lsm);
  * program is pinned already): each of these takes its capabilities.
  */
 unsigned bw_load_needs(bool want_lsm);
+/*
+ * The changes of the sandbox's view (mount, chroot, user namespaces:
+ * bpf/ns.bpf.c) that this kernel has no LSM hook to refuse, as a list of
+ * "what (hook)"; NULL when every one is refused there (given BPF LSM).
+ */
+const char *bw_view_unrefused(void);
 /* Open the pinned maps only; -ENOENT when nothing is loaded. */
 int bw_open_pinned(struct bw_maps *m);
 void bw_maps_close(struct bw_maps *m);

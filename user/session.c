@@ -113,8 +113,9 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 
 int bw_session_govern(struct bw_session *s, const char *cgdir)
 {
+	const char *unrefused = s->net_only ? NULL : bw_view_unrefused();
 	struct bw_cgroup cur;
-	char msg[PATH_MAX + 128];
+	char msg[PATH_MAX + 1536];
 	int ret;
 
 	snprintf(s->cgdir, sizeof(s->cgdir), "%s", cgdir);
@@ -136,16 +137,18 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		return ret;
 	snprintf(msg, sizeof(msg),
 		 "governing %s with profile %s in %s mode (%zu file keys, %zu exec keys, %zu net "
-		 "keys, %zu inode pins%s%s)",
+		 "keys, %zu inode pins%s%s%s%s)",
 		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode), s->compiled.nfiles,
 		 s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved,
 		 s->net_only ? "; no BPF LSM on this kernel: tcp and udp rules only, and packet "
-			       "and unix sockets are not refused"
+			       "and unix sockets are not refused, nor are mounts, chroot, new "
+			       "user namespaces and moves out of the governed cgroup"
 			     : "",
 		 s->slot.link_scan_incomplete
 		     ? "; the hard-link scan of denied directories stopped at its bound: other "
 		       "names of files deep inside them are not pinned"
-		     : "");
+		     : "",
+		 unrefused ? "; not refused on this kernel: " : "", unrefused ? unrefused : "");
 	bw_events_agent(&s->ev, msg);
 	return 0;
 }

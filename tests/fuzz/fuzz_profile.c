@@ -80,6 +80,9 @@ static void check_profile(const struct bw_profile *p)
 			require(r->net.prefixlen >= 0 &&
 				r->net.prefixlen <= (r->net.family == 4 ? 32 : 128));
 			break;
+		case BW_CAT_NS:
+			require(r->ns.what < BW_NS_COUNT);
+			break;
 		default:
 			require(0);
 		}
@@ -136,6 +139,13 @@ static void check_compiled(const struct bw_profile *p, const struct bw_compiled 
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
 
+		if (r->cat == BW_CAT_NS) {
+			/* One object each: compiled as decided, deny winning. */
+			require(c->policy.ns[r->ns.what] != BW_V_NONE);
+			if (r->verdict == BW_V_DENY)
+				require(c->policy.ns[r->ns.what] == BW_V_DENY);
+			continue;
+		}
 		if (r->cat == BW_CAT_NET || !r->file.path || r->verdict != BW_V_DENY)
 			continue;
 		check_deny_rule(c, r);

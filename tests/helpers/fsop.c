@@ -10,16 +10,27 @@
  *   fsop rename FROM TO | link FROM TO | symlink TARGET LINKPATH
  *   fsop opath-reopen PATH   (O_PATH, then open /proc/self/fd/N for reading)
  *   fsop write-held PATH     (open for write, then write: a held descriptor)
+ *   Attribute changes through a descriptor opened read-only (what setfattr,
+ *   setfacl and chattr do):
+ *   fsop ro-setxattr PATH NAME | ro-removexattr PATH NAME
+ *   fsop ro-setacl PATH      (the system.posix_acl_access of setfacl -m u:1000:rwx)
+ *   fsop ro-chattr PATH +i|-i   (FS_IOC_GETFLAGS, then FS_IOC_SETFLAGS)
+ *   fsop ro-fsxattr PATH +i|-i  (FS_IOC_FSGETXATTR, then FS_IOC_FSSETXATTR)
  *   fsop -                   (one "OP PATH [PATH2]" a line from stdin, a result a line)
  */
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static int report(int ret)
@@ -41,6 +52,76 @@ static int open_and_close(const char *path, int flags)
 	if (fd >= 0)
 		close(fd);
 	return fd;
+}
+
+/* include/uapi/linux/posix_acl_xattr.h: little-endian */
+struct acl_entry {
+	uint16_t tag, perm;
+	uint32_t id;
+};
+
+static int set_acl(int fd)
+{
+	enum { USER_OBJ = 1, USER = 2, GROUP_OBJ = 4, MASK = 0x10, OTHER = 0x20 };
+	const uint32_t none = UINT32_MAX;
+	const struct acl_entry e[] = {
+	    {USER_OBJ, 6, none}, {USER, 7, 1000},  {GROUP_OBJ, 4, none},
+	    {MASK, 7, none},	 {OTHER, 4, none},
+	};
+	char buf[4 + sizeof(e)];
+	uint32_t version = htole32(2);
+	size_t i;
+
+	memcpy(buf, &version, 4);
+	for (i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		struct acl_entry le = {htole16(e[i].tag), htole16(e[i].perm), htole32(e[i].id)};
+
+		memcpy(buf + 4 + i * sizeof(le), &le, sizeof(le));
+	}
+	return fsetxattr(fd, "system.posix_acl_access", buf, sizeof(buf), 0);
+}
+
+/* The immutable flag on (+i) or off, by FS_IOC_SETFLAGS or (fsx) FS_IOC_FSSETXATTR. */
+static int set_immutable(int fd, const char *how, int fsx)
+{
+	int on = !how || strcmp(how, "-i"), flags;
+	struct fsxattr fa;
+
+	if (fsx) {
+		if (ioctl(fd, FS_IOC_FSGETXATTR, &fa))
+			return -1;
+		fa.fsx_xflags =
+		    on ? fa.fsx_xflags | FS_XFLAG_IMMUTABLE : fa.fsx_xflags & ~FS_XFLAG_IMMUTABLE;
+		return ioctl(fd, FS_IOC_FSSETXATTR, &fa);
+	}
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		return -1;
+	flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+	return ioctl(fd, FS_IOC_SETFLAGS, &flags);
+}
+
+/* The ro-* operations: an attribute changed through a read-only descriptor. */
+static int attr_op(const char *op, const char *a, const char *b)
+{
+	int fd = open(a, O_RDONLY | O_NONBLOCK | O_CLOEXEC), ret = -1;
+
+	if (fd < 0)
+		return report(-1);
+	if (!strcmp(op, "ro-setxattr") && b)
+		ret = fsetxattr(fd, b, "escaped", 7, 0);
+	else if (!strcmp(op, "ro-removexattr") && b)
+		ret = fremovexattr(fd, b);
+	else if (!strcmp(op, "ro-setacl"))
+		ret = set_acl(fd);
+	else if (!strcmp(op, "ro-chattr") || !strcmp(op, "ro-fsxattr"))
+		ret = set_immutable(fd, b, op[3] == 'f');
+	else
+		errno = EINVAL;
+	if (ret)
+		ret = -errno;
+	close(fd);
+	errno = -ret;
+	return report(ret);
 }
 
 static int one(const char *op, const char *a, const char *b)
@@ -96,6 +177,8 @@ static int one(const char *op, const char *a, const char *b)
 		snprintf(buf, sizeof(buf), "/proc/self/fd/%d", fd);
 		return report(open_and_close(buf, O_RDONLY));
 	}
+	if (!strncmp(op, "ro-", 3))
+		return attr_op(op, a, b);
 	if (!strcmp(op, "write-held")) {
 		int fd = open(a, O_WRONLY | O_APPEND | O_CLOEXEC);
 

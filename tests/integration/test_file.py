@@ -246,6 +246,8 @@ def test_denied_tree_through_other_mounts_and_namespaces():
         os.makedirs(S + "/ns")
         script = ("mount --make-rprivate / && mount --bind %s/secret %s/ns && %s read %s/ns/sub/key"
                   % (S, S, FSOP, S))
+        # Mounts are refused in a governed cgroup unless the profile allows them.
+        p = profile("default allow\nallow mount\ndeny file rw %s/secret/**\n" % S)
         r = run(p, ["unshare", "-m", "sh", "-c", script])
         check_eq(r.stdout.strip(), EACCES, "read in a new mount namespace (stderr %s)" % r.stderr)
         check_eq([e["path"] for e in denials(r.events)], [S + "/ns/sub/key"], "deny events")

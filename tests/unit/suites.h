@@ -24,5 +24,6 @@ Suite *pins_suite(void);
 Suite *event_line_suite(void);
 Suite *hook_suite(void);
 Suite *libdir_suite(void);
+Suite *view_suite(void);
 
 #endif /* BW_TEST_SUITES_H */

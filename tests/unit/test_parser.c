@@ -297,11 +297,14 @@ START_TEST(keywords)
 	parsed_free(&r);
 
 	parse_text(&r, "profile p\nallow\n", NULL);
-	expect_error(&r, 2, 6, "missing category: expected file, exec or net");
+	expect_error(&r, 2, 6,
+		     "missing category: expected file, exec, net, mount, chroot or userns");
 	parsed_free(&r);
 
 	parse_text(&r, "profile p\ndeny files r /x\n", NULL);
-	expect_error(&r, 2, 6, "bad rule category 'files': expected file, exec or net");
+	expect_error(
+	    &r, 2, 6,
+	    "bad rule category 'files': expected file, exec, net, mount, chroot or userns");
 	expect_counts(&r, 1, 0);
 	parsed_free(&r);
 }

@@ -300,7 +300,8 @@ out:
 			const char *name;
 			size_t off, key, cap;
 		} maps[] = {
-		    {"cgroups", offsetof(struct bw_maps, cgroups), sizeof(__u64), BW_MAX_CGROUPS},
+		    {"cgroups", offsetof(struct bw_maps, cgroups), sizeof(__u64), BW_CGROUPS_MAP},
+		    {"pending", offsetof(struct bw_maps, pending), sizeof(__u64), BW_MAX_PENDING},
 		    {"inodes", offsetof(struct bw_maps, inodes), sizeof(struct bw_inode_key),
 		     BW_MAX_INODE_PINS},
 		    {"unix_rules", offsetof(struct bw_maps, unix_rules), sizeof(struct bw_unix_key),

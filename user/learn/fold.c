@@ -74,6 +74,16 @@ static int ipproto_of(int proto)
 	return proto == BW_NET_UDP ? IPPROTO_UDP : IPPROTO_TCP;
 }
 
+/* An object with one rule or none (`net raw`, `mount`...), decided by its verdict and rule. */
+static void decide_one(struct bw_ostate *v, __u8 verdict, __u16 rule)
+{
+	if (verdict == BW_V_DENY)
+		v->denied = v->blocked = BW_ACC_R;
+	else if (verdict == BW_V_ALLOW)
+		v->allowed = BW_ACC_R;
+	v->rule_r = rule;
+}
+
 /* How the compiled rules `c` decide object o. */
 static void decide(const struct bw_compiled *c, const struct bw_lobj *o, struct bw_ostate *v)
 {
@@ -114,12 +124,12 @@ static void decide(const struct bw_compiled *c, const struct bw_lobj *o, struct 
 		v->rule_r = c->policy.exec_memfd_rule;
 		return;
 	}
+	if (o->cat == BW_CAT_NS) {
+		decide_one(v, c->policy.ns[o->op], c->policy.ns_rule[o->op]);
+		return;
+	}
 	if (o->op == BW_NET_RAW) {
-		if (c->policy.net_raw == BW_V_DENY)
-			v->denied = v->blocked = BW_ACC_R;
-		else if (c->policy.net_raw == BW_V_ALLOW)
-			v->allowed = BW_ACC_R;
-		v->rule_r = c->policy.net_raw_rule;
+		decide_one(v, c->policy.net_raw, c->policy.net_raw_rule);
 		return;
 	}
 	if (o->proto == BW_NET_UNIX) {

@@ -37,7 +37,7 @@ struct bw_lobj {
 	enum bw_cat cat;
 	unsigned access; /* file: BW_ACC_R | BW_ACC_W; others: BW_ACC_R */
 	char *path;	 /* file, exec (NULL: memfd); unix: the name */
-	int op, proto;	 /* net */
+	int op, proto;	 /* net; BW_CAT_NS: op is the BW_NS_* */
 	uint8_t addr[16];
 	uint16_t port;
 	unsigned long long count;
@@ -161,6 +161,8 @@ void bw_refusals_free(struct bw_wctx *w);
 int bw_write_files(FILE *f, struct bw_wctx *w);
 int bw_write_execs(FILE *f, const struct bw_wctx *w);
 int bw_write_net(FILE *f, const struct bw_wctx *w);
+/* Mounts, chroot and user namespaces: nothing at all (not even a header) when none was learned. */
+int bw_write_view(FILE *f, const struct bw_wctx *w);
 /* Comment text: control bytes as \xNN, so nothing can end the comment's line. */
 void bw_put_comment(FILE *f, const char *s);
 /* Where rule `rid` of the included abstractions is: FILE:LINE, FILE relative to the library. */

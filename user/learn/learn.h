@@ -22,7 +22,7 @@
 
 /* One observed access, as the agent decodes a learn event. */
 struct bw_learned {
-	enum bw_cat cat;       /* BW_CAT_FILE, BW_CAT_EXEC or BW_CAT_NET */
+	enum bw_cat cat;       /* BW_CAT_FILE, BW_CAT_EXEC, BW_CAT_NET or BW_CAT_NS */
 	unsigned access;       /* file: BW_ACC_R | BW_ACC_W (other bits are ignored) */
 	const char *path;      /* file and exec: absolute path as seen by the process;
 				  exec: NULL or "" is a program run from a memfd */
@@ -33,6 +33,7 @@ struct bw_learned {
 	uint16_t port;	       /* host order */
 	const char *unix_name; /* "/path" or "@abstract" */
 	const char *program;   /* exe path of the process, or its comm if unknown; may be NULL */
+	unsigned what;	       /* BW_CAT_NS: BW_NS_* (mount, chroot or userns) */
 };
 
 struct bw_learn_set;
@@ -43,10 +44,11 @@ void bw_learn_free(struct bw_learn_set *s);
 /*
  * Record one access. Equal objects (same file or program path after "//" and
  * trailing "/" are folded; same net operation, protocol, address and port;
- * same unix name; raw sockets) are merged: a count, the union of the access
- * bits, the programs that did it. Strings are copied. Returns 0, -EINVAL for
- * an access that names no object (bad category, operation, protocol or
- * family, file access without r or w), or -ENOMEM.
+ * same unix name; raw sockets; the same change of the view) are merged: a
+ * count, the union of the access bits, the programs that did it. Strings are
+ * copied. Returns 0, -EINVAL for an access that names no object (bad
+ * category, operation, protocol or family, file access without r or w), or
+ * -ENOMEM.
  */
 int bw_learn_add(struct bw_learn_set *s, const struct bw_learned *l);
 

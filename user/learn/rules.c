@@ -367,3 +367,31 @@ int bw_write_net(FILE *f, const struct bw_wctx *w)
 {
 	return write_section(f, w, BW_CAT_NET, obj_ptr_cmp_net, put_net);
 }
+
+static int obj_ptr_cmp_view(const void *a, const void *b)
+{
+	return (*(const struct bw_lobj *const *)a)->op - (*(const struct bw_lobj *const *)b)->op;
+}
+
+/* `allow mount`, `allow chroot`, `allow userns`. */
+static void put_view(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
+		     const struct bw_ostate *st)
+{
+	char rule[32];
+
+	snprintf(rule, sizeof(rule), "allow %s", bw_ns_name((unsigned)o->op));
+	if (st->blocked)
+		put_blocked(f, w, st, rule, "", "");
+	else
+		fprintf(f, "%s\n", rule);
+}
+
+int bw_write_view(FILE *f, const struct bw_wctx *w)
+{
+	for (size_t i = 0; i < w->s->n; i++)
+		if (w->s->v[i].cat == BW_CAT_NS && (w->st[i].need & ~w->st[i].allowed)) {
+			fputs("\n# mounts, chroot, user namespaces\n", f);
+			return write_section(f, w, BW_CAT_NS, obj_ptr_cmp_view, put_view);
+		}
+	return 0;
+}

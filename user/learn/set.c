@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The set of accesses: one object per file or program path, endpoint, unix
- * name, raw socket or memfd program, with a count, the union of its access
+ * name, raw socket, memfd program or change of the view (mount, chroot,
+ * userns), with a count, the union of its access
  * bits and the smallest program names, so that the output never depends on
  * the order events came in (docs/learn.md, "Objects").
  */
@@ -226,6 +227,11 @@ static int make_obj(const struct bw_learned *l, struct bw_lobj *o)
 		}
 		o->port = l->port;
 		break;
+	case BW_CAT_NS:
+		if (l->what >= BW_NS_COUNT)
+			return -EINVAL;
+		o->op = (int)l->what;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -242,6 +248,10 @@ static int make_obj(const struct bw_learned *l, struct bw_lobj *o)
 	case BW_CAT_FILE:
 	case BW_CAT_EXEC:
 		*k++ = o->cat == BW_CAT_FILE ? 'F' : o->path ? 'X' : 'M';
+		break;
+	case BW_CAT_NS:
+		*k++ = 'V';
+		*k++ = (char)o->op;
 		break;
 	default:
 		*k++ = o->op == BW_NET_RAW ? 'R' : o->proto == BW_NET_UNIX ? 'U' : 'N';

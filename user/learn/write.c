@@ -235,6 +235,8 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 		fputs("\n# network\n", f);
 		ret = bw_write_net(f, &w);
 	}
+	if (!ret)
+		ret = bw_write_view(f, &w);
 	if (fclose(f)) {
 		f = NULL;
 		ret = ret ? ret : -ENOMEM;

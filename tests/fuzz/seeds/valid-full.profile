@@ -22,3 +22,7 @@ allow net connect unix @abstract-name
 allow net bind tcp 0.0.0.0:9000
 allow net bind udp *:*
 deny net connect tcp [::ffff:10.0.0.0/104]:1-2
+allow mount
+deny chroot
+allow userns
+deny userns
