@@ -178,16 +178,23 @@ def default_deny(k):
     k.done(pod)
 
 
+def refused_start(k, pod, command, why, what):
+    """Container app of pod is made but does not start, for the reason why."""
+    cid = k.create(pod, "app", command)
+    try:
+        k.start(cid)
+    except kubelet.CRIError as e:
+        check(why in e.msg, "why %s did not start: %s" % (what, e.msg))
+        return
+    raise Failure("%s started" % what)
+
+
 def unselected_untouched(k):
     """An unselected pod is untouched; one that names a profile the node does
     not have does not start."""
     ghost = k.run_pod("ghost-1", annotations={"bpfwarden.io/profile": "nope"})
-    cid = k.create(ghost, "app", ["/bin/true"])
-    try:
-        k.start(cid)
-        raise Failure("a container selecting a missing profile started")
-    except kubelet.CRIError as e:
-        check("profile nope is not loaded" in e.msg, "why it did not start: %s" % e.msg)
+    refused_start(k, ghost, ["/bin/true"], "profile nope is not loaded",
+                  "a container selecting a missing profile")
     pod = k.run_pod("plain-1")
     rc, out, _ = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
     check_eq(rc, 0, "exit status of an unselected container (output %s)" % out)
@@ -214,12 +221,8 @@ def daemon_down(k):
     stop_daemon()
     try:
         pod = k.run_pod("web-down", annotations={"bpfwarden.io/profile": "web"})
-        cid = k.create(pod, "app", ["/bin/cat", "/etc/shadow"])
-        try:
-            k.start(cid)
-            raise Failure("a selected container started with the daemon down")
-        except kubelet.CRIError as e:
-            check("daemon cannot be reached" in e.msg, "why it did not start: %s" % e.msg)
+        refused_start(k, pod, ["/bin/cat", "/etc/shadow"], "daemon cannot be reached",
+                      "a selected container with the daemon down")
         plain = k.run_pod("plain-down")
         rc, out, _ = k.run(plain, "app", ["/bin/cat", "/etc/motd"])
         check_eq(rc, 0, "an unselected container with the daemon down (%s)" % out)
