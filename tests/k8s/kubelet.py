@@ -127,6 +127,18 @@ class Kubelet:
             time.sleep(0.2)
         raise RuntimeError("container %s did not exit in %ds" % (cid[:12], timeout))
 
+    def exec_sync(self, cid, command, timeout=60):
+        """ExecSync, what `kubectl exec` without a terminal asks: (exit code,
+        output lines, error lines)."""
+        r = self.call("ExecSync", {"container_id": cid, "cmd": list(command),
+                                   "timeout": timeout}, timeout=timeout + 60)
+
+        def lines(b):
+            # cri.js writes a bytes field as Node writes a Buffer in JSON.
+            data = bytes(b["data"]) if isinstance(b, dict) else (b or b"")
+            return data.decode(errors="replace").splitlines()
+        return r["exit_code"], lines(r["stdout"]), lines(r["stderr"])
+
     def log(self, pod, name):
         """The container's output, as the CRI log format's message parts."""
         out = []

@@ -46,6 +46,8 @@ allow file rw /dev/null
 allow exec /bin/**
 deny file rw /etc/shadow
 """
+# kubectl exec into a default-deny container: runc's init lists /proc/self/fd.
+STRICT_EXEC = STRICT.replace("profile strict", "profile strict-exec") + "allow file r /proc/**\n"
 BATCH = """profile batch
 default allow
 deny file rw /etc/hostname
@@ -58,6 +60,13 @@ def wait_for(pred, timeout=120, what="condition"):
 
 
 state = {"mode": None, "kubelet": None, "daemon": None, "generation": 0}
+
+
+def profiles(**changed):
+    """The node's policy directory: these profiles, some of them changed."""
+    files = {"web": WEB, "batch": BATCH, "strict": STRICT, "strict-exec": STRICT_EXEC}
+    files.update(changed)
+    return {name + ".profile": text for name, text in files.items()}
 
 
 def configmap(files):
@@ -112,7 +121,7 @@ def node(mode):
         return state["kubelet"]
     teardown()
     os.makedirs(DATA, exist_ok=True)
-    configmap({"web.profile": WEB, "batch.profile": BATCH, "strict.profile": STRICT})
+    configmap(profiles())
     kubelet.node("up", mode)
     state["mode"] = mode
     state["kubelet"] = kubelet.Kubelet()
@@ -236,6 +245,43 @@ def daemon_down(k):
         start_daemon()
 
 
+def exec_into(k):
+    """kubectl exec into a governed container (ExecSync): runc joins the
+    container's namespaces before its cgroup, so no mount or namespace of
+    its is asked of the profile; what it runs is governed, with the pod's
+    identity. runc's init runs governed too: a profile that denies by
+    default must let it read /proc (it lists its descriptors to close them)."""
+    pod = k.run_pod("web-exec", annotations={"bpfwarden.io/profile": "web"})
+    cid = k.create(pod, "app", ["/bin/sleep", "600"])
+    k.start(cid)
+    rc, out, err = k.exec_sync(cid, ["/bin/cat", "/etc/motd"])
+    check_eq(rc, 0, "exec of an allowed read (%s %s)" % (out, err))
+    rc, out, err = k.exec_sync(cid, ["/bin/cat", "/etc/shadow"])
+    check(rc != 0 and any("Permission denied" in line for line in err),
+          "exec of a denied read: rc %d %s %s" % (rc, out, err))
+    wait_for(lambda: deny_events(pod, "/etc/shadow"), what="the deny event")
+    check_identity(deny_events(pod, "/etc/shadow")[0], pod, "app", cid)
+    strict = k.run_pod("strict-exec", annotations={"bpfwarden.io/profile": "strict"})
+    scid = k.create(strict, "app", ["/bin/sleep", "600"])
+    k.start(scid)
+    try:
+        k.exec_sync(scid, ["/bin/cat", "/etc/motd"])
+        raise Failure("exec into a default-deny container that does not allow /proc ran")
+    except kubelet.CRIError as e:
+        check("/proc/self/fd: permission denied" in e.msg, "why the exec failed: %s" % e.msg)
+    wait_for(lambda: [e for e in deny_events(strict) if e["proc"]["comm"] == "runc:[2:INIT]"
+                      and e["path"].startswith("/proc/") and e["path"].endswith("/fd")],
+             what="the deny event of runc's init")
+    allowed = k.run_pod("strict-exec-2", annotations={"bpfwarden.io/profile": "strict-exec"})
+    acid = k.create(allowed, "app", ["/bin/sleep", "600"])
+    k.start(acid)
+    rc, out, err = k.exec_sync(acid, ["/bin/cat", "/etc/motd"])
+    check_eq((rc, out), (0, ["a file the profiles allow"]), "exec with /proc allowed (%s)" % err)
+    rc, out, err = k.exec_sync(acid, ["/bin/cat", "/etc/hostname"])
+    check(rc != 0, "a read the profile does not allow, through exec: %s" % out)
+    for p in (pod, strict, allowed):
+        k.done(p)
+
 LOOP = ("i=0; while [ $i -lt 600 ]; do "
         "if cat /etc/shadow >/dev/null 2>&1; then echo shadow-read; else echo shadow-denied; fi; "
         "if cat /etc/motd >/dev/null 2>&1; then echo motd-read; else echo motd-denied; fi; "
@@ -318,12 +364,11 @@ def profile_edit(k):
     k.start(cid)
     wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
              what="the loop under the first version")
-    configmap({"web.profile": WEB + "deny file r /etc/motd\n", "batch.profile": BATCH, "strict.profile": STRICT})
+    configmap(profiles(web=WEB + "deny file r /etc/motd\n"))
     wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-denied"],
              what="/etc/motd denied after the edit")
     mark = len(log_events())
-    configmap({"web.profile": WEB + "deny file r /etc/motd\nallow file frobnicate /\n",
-               "batch.profile": BATCH, "strict.profile": STRICT})
+    configmap(profiles(web=WEB + "deny file r /etc/motd\nallow file frobnicate /\n"))
     wait_for(lambda: any("not loaded" in e.get("msg", "") for e in log_events()[mark:]),
              what="the broken edit's agent event")
     msg = [e["msg"] for e in log_events()[mark:] if "not loaded" in e.get("msg", "")][0]
@@ -332,7 +377,7 @@ def profile_edit(k):
     wait_for(lambda: len(k.log(pod, "loop")) >= n + 4, what="more turns")
     check_eq(last_lines(k, pod, "loop"), ["shadow-denied", "motd-denied"],
              "enforcement after the broken edit")
-    configmap({"web.profile": WEB, "batch.profile": BATCH, "strict.profile": STRICT})
+    configmap(profiles())
     wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
              what="/etc/motd readable again")
     k.done(pod)
@@ -441,7 +486,7 @@ def agent_image(k):
 
 
 CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
-         child_cgroup, volume_and_hard_link, profile_edit, log_reopen, metrics, agent_image]
+         exec_into, child_cgroup, volume_and_hard_link, profile_edit, log_reopen, metrics, agent_image]
 
 
 def make(mode, case):
