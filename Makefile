@@ -52,7 +52,7 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # profile writer is user/learn/ but for its glue to the agent (agent.c).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/cgroup.o \
 	$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_check.o \
-	$(BUILD)/user/pins.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
+	$(BUILD)/user/pins.o $(BUILD)/user/positions.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
 	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
@@ -87,6 +87,9 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+# The identity hooks set bitmap bits with atomic ORs (BPF ISA v3, kernels >= 5.12).
+$(BUILD)/bpf/ident.bpf.o: BPF_CFLAGS += -mcpu=v3
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -215,12 +218,23 @@ demo: all
 
 # The agent finds its profile library at $(PREFIX)/share/bpfwarden/profiles
 # from $(PREFIX)/sbin (user/libdir.c).
-install: agent hook
+# `bpfwarden selftest` finds its corpus there (user/cmd_selftest.c): the
+# route tests, their Python harness and the helper programs they run.
+SELFTEST_DIR = $(PREFIX)/share/bpfwarden/selftest
+SELFTEST_FILES = $(wildcard tests/escape/*.py tools/vm/modload.sh) \
+	$(filter-out tests/integration/test_%.py,$(wildcard tests/integration/*.py))
+install: agent hook helpers
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/sbin/bpfwarden
 	$(Q)install -D -m 755 $(HOOK) $(DESTDIR)$(PREFIX)/sbin/bpfwarden-hook
 	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
 		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
+	$(call msg,INSTALL,$(DESTDIR)$(SELFTEST_DIR) (the escape corpus of bpfwarden selftest))
+	$(Q)for f in $(SELFTEST_FILES); do \
+		install -D -m $$(test -x $$f && echo 755 || echo 644) $$f \
+			$(DESTDIR)$(SELFTEST_DIR)/$$f || exit 1; done
+	$(Q)for f in $(HELPERS); do \
+		install -D -m 755 $$f $(DESTDIR)$(SELFTEST_DIR)/build/tests/$${f##*/} || exit 1; done
 
 format:
 	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h user/daemon/*.c user/daemon/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)

@@ -51,20 +51,6 @@ static __always_inline void bw_decide_access(struct bw_decision *d, __u8 verdict
 	}
 }
 
-/* Can the climb from this dentry meet one of the policy's rule pins at all? */
-static __always_inline bool bw_fs_has_pins(const struct bw_policy *pol, struct dentry *dentry)
-{
-	__u32 dev;
-
-	if (pol->npin_devs == BW_PIN_DEVS_MANY)
-		return true;
-	dev = BPF_CORE_READ(dentry, d_sb, s_dev);
-	return (pol->npin_devs > 0 && pol->pin_devs[0] == dev) ||
-	       (pol->npin_devs > 1 && pol->pin_devs[1] == dev) ||
-	       (pol->npin_devs > 2 && pol->pin_devs[2] == dev) ||
-	       (pol->npin_devs > 3 && pol->pin_devs[3] == dev);
-}
-
 /* The pins' verdict for each requested access (NONE where no pin says). */
 static __always_inline void bw_decide_pins(struct bw_decision *d, const struct bw_pin_walk *pw,
 					   __u8 access, __u8 default_verdict)
@@ -85,8 +71,9 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
 /*
  * Decide an access to the object whose path (len bytes) is at s->key.path,
  * with the rules in `rules` (a trie of the category) and the pins of `cat`.
- * has_mnt is false for attribute changes, whose hook names no mount: then
- * the pins alone decide. Exec decisions use the `r` slot of the values.
+ * has_mnt is false for attribute changes, whose hook names no mount, and for
+ * objects without a path in the task's view (bpf/path.bpf.h): then the pins
+ * alone decide, else the default. Exec decisions use the `r` slot of the values.
  * Returns 0 or -EACCES; an event is sent for every refusal or audit.
  */
 static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
@@ -107,6 +94,14 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	if (!pol)
 		return -EACCES;
 	default_verdict = cat == BW_CAT_PIN_EXEC ? pol->default_exec : pol->default_file;
+	/*
+	 * An overlay's layer file: the overlay's own file was decided by its
+	 * path in the task's view, so the layer's pins may only add a denial
+	 * (a container's image under a default deny is not refused for being
+	 * stored elsewhere on the host).
+	 */
+	if (flags & BW_DF_LAYER)
+		default_verdict = BW_V_ALLOW;
 	len &= BW_BUF_MASK;
 
 	if ((flags & BW_EVF_UNREACHABLE) && cat == BW_CAT_PIN_EXEC) {
@@ -116,6 +111,14 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	} else if (flags & BW_EVF_UNREACHABLE) {
 		/* Pseudo files are outside path rules; only a pin can deny them. */
 		d.verdict = BW_V_ALLOW;
+	} else if (flags & BW_EVF_DISCONNECTED) {
+		/*
+		 * No parent to climb to a denied directory: only the object's own
+		 * pin can allow it where a deny rule may hold it, i.e. under a
+		 * default deny or on a file system holding deny pins.
+		 */
+		if (default_verdict == BW_V_ALLOW && bw_fs_has_pins(pol, dentry))
+			default_verdict = BW_V_DENY;
 	} else if (flags & BW_EVF_PATH_TOO_LONG) {
 		d.verdict = BW_V_DENY;
 	} else if (has_mnt) {
@@ -138,7 +141,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	}
 	if (!has_mnt) {
 		/* No path to match: the nearest pin decides, else the default. */
-		bw_pins_walk(&pw, dentry, policy, cat, true);
+		bw_pins_walk(&pw, dentry, policy, cat, true, true);
 		bw_decide_pins(&d, &pw, access, default_verdict);
 	} else if ((cat == BW_CAT_PIN_EXEC ? pol->has_exec_pins : pol->has_pins) &&
 		   d.verdict != BW_V_DENY &&
@@ -147,7 +150,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		/* The same object by another name decides as its rule's path would. */
 		struct bw_decision pd = {};
 
-		bw_pins_walk(&pw, dentry, policy, cat, false);
+		bw_pins_walk(&pw, dentry, policy, cat, false, false);
 		bw_decide_pins(&pd, &pw, access, BW_V_NONE);
 		if (pd.verdict == BW_V_DENY) {
 			d = pd;
@@ -174,10 +177,12 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	}
 	o = bw_deny_outcome(cgid, cg, pol, d.rule, op, access, flags, &obj);
 	if (o.type) {
-		bw_event_head(&s->ev, cgid, policy, o, op, access, d.rule, flags);
-		if (flags & BW_EVF_FS_RELATIVE)
+		bw_event_head(&s->ev, cgid, policy, o, op, access, d.rule, flags & 0xff);
+		if (flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
 			s->ev.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
-		if (flags & (BW_EVF_UNREACHABLE | BW_EVF_PATH_TOO_LONG))
+		if (flags & BW_EVF_DISCONNECTED)
+			s->ev.ino = BPF_CORE_READ(dentry, d_inode, i_ino);
+		if (flags & (BW_EVF_UNREACHABLE | BW_EVF_PATH_TOO_LONG | BW_EVF_DISCONNECTED))
 			len = 0;
 		bpf_probe_read_kernel(s->evpath, len, s->key.path);
 		s->ev.path_len = len;
@@ -191,20 +196,25 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 
 /*
  * The decision on an open file (file_open, bprm_check), named by the
- * kernel's d_path. The caller has found the process governed (cgid, cg).
+ * kernel's d_path, or by identity when it has no path in the task's view
+ * (bw_path_of_file). The caller has found the process governed (cgid, cg).
  */
 static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, struct file *file,
 					  void *rules, __u8 cat, __u8 op, __u8 access)
 {
 	__u32 zero = 0, flags = 0, len;
 	struct bw_scratch *s;
+	struct dentry *obj;
+	bool has_mnt;
 
 	s = bpf_map_lookup_elem(&bw_scratch, &zero);
 	if (!s)
 		return -EACCES;
-	len = bw_path_of_file(s, file, &flags);
-	return bw_decide(s, cgid, cg, rules, cat, file->f_path.dentry, true, len, flags, op,
-			 access);
+	len = bw_path_of_file(s, file, &flags, &obj);
+	has_mnt = !(flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED));
+	/* With a path, the file's own dentry: its climb reads with plain loads. */
+	return bw_decide(s, cgid, cg, rules, cat, has_mnt ? file->f_path.dentry : obj, has_mnt, len,
+			 flags, op, access);
 }
 
 /*
@@ -222,6 +232,9 @@ static __always_inline int bw_decide_path(__u64 cgid, struct bw_cgroup *cg, stru
 	s = bpf_map_lookup_elem(&bw_scratch, &zero);
 	if (!s)
 		return -EACCES;
+	/* A mount outside the task's namespace names nothing in its view. */
+	if (mnt && bw_mnt_foreign(mnt))
+		mnt = NULL;
 	len = bw_path_build(s, mnt, dentry, &flags);
 	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, dentry, mnt != NULL, len,
 			 flags, op, access);

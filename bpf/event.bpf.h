@@ -10,10 +10,11 @@
  *            the first time this cgroup does this operation on this object
  *            with this access in this learn session (bw_learned)
  *
- * A path too long to match is never learned: refused unless in audit mode.
- * bpfwarden's own rules (BW_RULE_*, include/bpfwarden.h) are audited in
- * learn mode as in audit mode; the host's limit on made cgroups refuses in
- * every mode.
+ * A path too long to match, or an object with no path whose rules cannot be
+ * known (a disconnected dentry), is never learned: refused unless in audit
+ * mode. bpfwarden's own rules (BW_RULE_*, include/bpfwarden.h) are audited
+ * in learn mode as in audit mode; the host's limit on made cgroups refuses
+ * in every mode.
  * Counters (include/bpfwarden.h) and the per-cgroup event rate are applied
  * here too. Events leave through the ring buffer of the policy that decided
  * them; one that cannot be sent is counted in lost, which the agent turns
@@ -99,7 +100,8 @@ static __always_inline struct bw_outcome bw_deny_outcome(__u64 cgid, const struc
 	if (n)
 		*n += 1;
 
-	if (o.mode == BW_MODE_LEARN && rule == 0 && !(flags & BW_EVF_PATH_TOO_LONG)) {
+	if (o.mode == BW_MODE_LEARN && rule == 0 &&
+	    !(flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_DISCONNECTED))) {
 		struct bw_learn_key k = {};
 		__u8 one = 1;
 
@@ -110,8 +112,14 @@ static __always_inline struct bw_outcome bw_deny_outcome(__u64 cgid, const struc
 		k.op = op;
 		k.access = access;
 		k.gen = pol->learn_gen;
-		/* NOEXIST fails once the access was seen: nothing more to say. */
-		if (bpf_map_update_elem(&bw_learned, &k, &one, BPF_NOEXIST))
+		/*
+		 * Seen already: nothing more to say. A repeat costs a lookup, not
+		 * an update: an LRU map's update takes a free node (evicting one
+		 * when full) before it finds the key, even with NOEXIST. Two CPUs
+		 * that both miss race in the update, which lets one through.
+		 */
+		if (bpf_map_lookup_elem(&bw_learned, &k) ||
+		    bpf_map_update_elem(&bw_learned, &k, &one, BPF_NOEXIST))
 			return o;
 		if (c)
 			__sync_fetch_and_add(&c->learned, 1);
@@ -163,6 +171,7 @@ static __always_inline void bw_event_head(struct bw_event *ev, __u64 cgid, __u32
 	ev->path_len = 0;
 	ev->args_len = 0;
 	ev->dev = 0;
+	ev->ino = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 }
 

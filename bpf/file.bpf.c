@@ -56,7 +56,16 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 		access |= BW_ACC_W;
 	if (!access)
 		return 0;
-	return bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access);
+	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access);
+	if (ret || !(file->f_flags & __FMODE_EXEC) || !bw_layer_file(file))
+		return ret;
+	/*
+	 * A program in an overlay: bprm_check sees the overlay's file, whose
+	 * path and dentries are not the layer's. The layer's file is opened
+	 * here for the exec, so its exec rules and pins decide here.
+	 */
+	return bw_decide_file(cgid, cg, file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
+			      BW_ACC_X);
 }
 
 SEC("lsm/path_truncate")

@@ -13,6 +13,7 @@
 #define EAGAIN 11
 #define ENOMEM 12
 #define EACCES 13
+#define EEXIST 17
 
 #define AF_UNIX	  1
 #define AF_INET	  2
@@ -22,6 +23,15 @@
 #define FMODE_READ  0x1
 #define FMODE_WRITE 0x2
 #define O_TRUNC	    01000
+
+/* file.f_flags of a file opened by exec (FMODE_EXEC's value) */
+#define __FMODE_EXEC 0x20
+
+/* mount.mnt_ns of a file system's internal mount (kern_mount, clone_private_mount) */
+#define MNT_NS_INTERNAL ((void *)-22)
+
+/* struct dentry.d_flags: a dentry that exportfs could not connect to its parent */
+#define DCACHE_DISCONNECTED 0x20
 
 /* struct iattr.ia_valid */
 #define ATTR_MODE  (1 << 0)

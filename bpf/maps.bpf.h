@@ -107,14 +107,22 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_inodes SEC(".maps");
 
-/* Inodes that may be pinned: a cheap first test before bw_inodes (pins.bpf.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, BW_PINBITS_WORDS);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} bw_pinbits SEC(".maps");
+/*
+ * Inodes that may be pinned: a cheap first test before bw_inodes (pins.bpf.h).
+ * The kernel sets bits too (bpf/ident.bpf.c), so the agent sets its bits
+ * with atomic ORs through a mapping, never by a read and a write.
+ */
+#define BW_BITMAP(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
+		__uint(max_entries, BW_PINBITS_WORDS);                                             \
+		__type(key, __u32);                                                                \
+		__type(value, __u64);                                                              \
+		__uint(map_flags, BPF_F_MMAPABLE);                                                 \
+		__uint(pinning, LIBBPF_PIN_BY_NAME);                                               \
+	} name SEC(".maps")
+
+BW_BITMAP(bw_pinbits);
 
 /* One ring buffer per policy slot, created by the agent that owns the slot. */
 struct bw_rb {
@@ -164,6 +172,37 @@ struct {
 	__type(value, struct bw_throttle);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_throttle SEC(".maps");
+
+/* Positions of rule objects (include/bpfwarden.h, bpf/ident.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_POSITIONS);
+	__type(key, struct bw_pos_key);
+	__type(value, struct bw_pos);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_positions SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_POSITIONS);
+	__type(key, struct bw_pos_pin_key);
+	__type(value, struct bw_pos_pin);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_pos_pins SEC(".maps");
+
+/* Written by the kernel as directories appear: preallocated. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_POSITIONS);
+	__type(key, struct bw_pos_dir_key);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_pos_dirs SEC(".maps");
+
+/* Directories that may be in bw_pos_dirs, by inode number, like bw_pinbits. */
+BW_BITMAP(bw_posbits);
 
 /*
  * The governing entry of the current task's cgroup (and its id in *cgid).

@@ -9,6 +9,17 @@
  * building the path backwards in a per-CPU buffer. Both leave the path at
  * s->key.path, where the trie lookup and the event read it.
  *
+ * Some objects have no path in the task's view, and a name relative to
+ * another root would be a name the sandbox chose: a mount outside the task's
+ * mount namespace (another namespace's, reached through /proc/PID/root or a
+ * descriptor from outside; a detached tree from open_tree; an overlay's
+ * layers on 6.12), a layer's file that overlayfs on 6.1 opens under the
+ * overlay's path, a disconnected dentry from a file handle. These are
+ * decided by identity (docs/enforcement.md, "Objects without a path in the
+ * task's view"), and their path is built to their file system's root
+ * (BW_EVF_FS_RELATIVE), which the agent prefixes with where it sees that
+ * file system mounted.
+ *
  * A path that does not fit BW_PATH_BUF, or a walk deeper than BW_PATH_DEPTH,
  * is flagged too long and refused in enforce mode.
  */
@@ -16,6 +27,7 @@
 #define BW_PATH_BPF_H
 
 #include "bpfwarden.h"
+#include "kernel.bpf.h"
 
 #define BW_BUF_MASK (BW_PATH_BUF - 1)
 #define BW_NAME_MAX 255
@@ -142,16 +154,92 @@ static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct vfsmount
 	return len;
 }
 
-/* file_open: the kernel's own d_path, allowed on this hook. */
-static __always_inline __u32 bw_path_of_file(struct bw_scratch *s, struct file *file, __u32 *flags)
+/*
+ * Is the mount outside the current task's mount namespace? Another
+ * namespace's mount, a detached tree (an anonymous namespace) and a file
+ * system's internal mount (MNT_NS_INTERNAL) all are.
+ */
+static __always_inline bool bw_mnt_foreign(struct vfsmount *vfsmnt)
 {
-	struct dentry *d = file->f_path.dentry;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(bw_real_mount(vfsmnt), mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns);
+}
+
+/* A file system's internal mount: from 6.6 on, where an overlay's layer files are. */
+static __always_inline bool bw_mnt_internal(struct vfsmount *vfsmnt)
+{
+	return BPF_CORE_READ(bw_real_mount(vfsmnt), mnt_ns) ==
+	       (struct mnt_namespace *)MNT_NS_INTERNAL;
+}
+
+/*
+ * An overlay's layer file, opened by overlayfs for the overlay's file: on
+ * 6.1 under the overlay's path, from 6.6 on a private clone of the layer's
+ * mount (an internal mount).
+ */
+static __always_inline bool bw_layer_file(struct file *file)
+{
+	return file->f_inode != file->f_path.dentry->d_inode || bw_mnt_internal(file->f_path.mnt);
+}
+
+/*
+ * Not an event flag (those fit the event's byte): the file is an overlay
+ * layer's, whose overlay file was decided by its path just before.
+ */
+#define BW_DF_LAYER 0x100
+
+/* One of the inode's own dentries (any name of it will do for the pin climb), or NULL. */
+static __always_inline struct dentry *bw_alias_of(struct inode *inode)
+{
+	struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
+
+	if (!first)
+		return NULL;
+	return (struct dentry *)((void *)first - bpf_core_field_offset(struct dentry, d_u));
+}
+
+/*
+ * file_open and bprm_check: the kernel's own d_path, allowed on these hooks,
+ * for a file on a mount of the task's namespace whose path is its inode's.
+ * *obj is the dentry to decide on: the file's, or for an overlay's layer
+ * file on 6.1 one of the layer inode's own. Without a path in the task's
+ * view the path is built to the file system's root (BW_EVF_FS_RELATIVE),
+ * or there is none (BW_EVF_UNREACHABLE, BW_EVF_DISCONNECTED).
+ */
+static __always_inline __u32 bw_path_of_file(struct bw_scratch *s, struct file *file, __u32 *flags,
+					     struct dentry **obj)
+{
+	struct dentry *d = file->f_path.dentry, *real;
+	struct vfsmount *mnt = file->f_path.mnt;
 	long n;
 
-	/* A pseudo file is a root dentry that is not its mount's root. */
-	if (d->d_parent == d && d != file->f_path.mnt->mnt_root) {
-		*flags |= BW_EVF_UNREACHABLE;
+	*obj = d;
+	if (d->d_parent == d && d != mnt->mnt_root) {
+		/*
+		 * A root dentry that is not its mount's root: a pseudo file
+		 * (pipe, socket, memfd), or a file handle's dentry that exportfs
+		 * left without a parent, which is never a pseudo file.
+		 */
+		*flags |=
+		    (d->d_flags & DCACHE_DISCONNECTED) ? BW_EVF_DISCONNECTED : BW_EVF_UNREACHABLE;
 		return 0;
+	}
+	if (file->f_inode != d->d_inode) {
+		/* overlayfs before 6.6: the layer's inode under the overlay's path. */
+		*flags |= BW_DF_LAYER;
+		real = bw_alias_of(file->f_inode);
+		if (!real) {
+			*flags |= BW_EVF_DISCONNECTED;
+			return 0;
+		}
+		*obj = real;
+		return bw_path_build(s, NULL, real, flags);
+	}
+	if (bw_mnt_foreign(mnt)) {
+		if (bw_mnt_internal(mnt))
+			*flags |= BW_DF_LAYER;
+		return bw_path_build(s, NULL, d, flags);
 	}
 	n = bpf_d_path((struct path *)&file->f_path, s->key.path, BW_PATH_BUF);
 	if (n <= 0) {

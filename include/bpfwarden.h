@@ -271,6 +271,57 @@ struct bw_inode_pin {
 _Static_assert(sizeof(struct bw_inode_pin) == 16, "bw_inode_pin size");
 
 /*
+ * Positions: where the objects of rules are, or may appear later, in their
+ * file system's own tree (user/positions.c plans them, bpf/ident.bpf.c
+ * follows them). A position is a directory's position and a name below it;
+ * its id is a hash of the file system and its path from that file system's
+ * root, so every policy and agent names a place alike. An object that comes
+ * to a position (created, looked up, renamed there) gets the position's pins
+ * (bw_inodes), and a directory on the way to deeper positions is recorded in
+ * bw_pos_dirs so that what appears below it is found in turn.
+ */
+#define BW_POS_NAME	 256 /* a name (at most 255 bytes), NUL padded */
+#define BW_MAX_POSITIONS 16384
+
+struct bw_pos_key {
+	__u64 dir; /* the position id of the directory */
+	char name[BW_POS_NAME];
+};
+_Static_assert(sizeof(struct bw_pos_key) == 264, "bw_pos_key size");
+
+struct bw_pos {
+	__u64 pos;	/* this position's id */
+	__u64 users;	/* policy slots with a rule at or below it (bit = slot) */
+	__u64 pins[2];	/* slots that pin what comes here, per BW_CAT_PIN_* */
+	__u64 last_dir; /* the directory that came here last (its entry in bw_pos_dirs) */
+	__u8 dir;	/* positions continue below: what comes here is a directory on the way */
+	__u8 pad[7];
+};
+_Static_assert(sizeof(struct bw_pos) == 48, "bw_pos size");
+
+struct bw_pos_pin_key {
+	__u64 pos;
+	__u16 policy;
+	__u16 cat; /* BW_CAT_PIN_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bw_pos_pin_key) == 16, "bw_pos_pin_key size");
+
+struct bw_pos_pin {
+	struct bw_inode_pin pin; /* the values the trie gives the position's path */
+	__u64 ino;		 /* the object the pin went to last (0: none yet) */
+};
+_Static_assert(sizeof(struct bw_pos_pin) == 24, "bw_pos_pin size");
+
+/* bw_pos_dirs: a directory on a position chain (device, inode) -> its position id. */
+struct bw_pos_dir_key {
+	__u64 ino;
+	__u32 dev; /* kernel dev_t: bw_dev_encode() */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bw_pos_dir_key) == 16, "bw_pos_dir_key size");
+
+/*
  * Network rules: an LPM trie over (policy, operation, protocol, address),
  * every address in IPv6 form (IPv4 as ::ffff:a.b.c.d), so one lookup finds
  * the narrowest prefix for both families and an IPv4-mapped destination
@@ -472,6 +523,11 @@ static inline int bw_op_ns(unsigned op)
 #define BW_EVF_UNREACHABLE   0x4  /* pseudo file (pipe, socket, memfd): no path */
 #define BW_EVF_FS_RELATIVE   0x8  /* path is relative to the file system of `dev` */
 #define BW_EVF_UNIX	     0x10 /* a unix socket event: the path bytes are its name */
+/*
+ * A file reached by a file handle whose dentry has no parent (exportfs): no
+ * path, identified by `dev` and `ino`; the agent finds a name for it.
+ */
+#define BW_EVF_DISCONNECTED 0x20
 
 #define BW_COMM_LEN 16
 
@@ -499,10 +555,11 @@ struct bw_event {
 	__u8 mode;     /* enum bw_mode of the governed cgroup when the kernel decided */
 	__u16 path_len;
 	__u16 args_len; /* exec: NUL-terminated arguments after the path */
-	__u32 dev;	/* with BW_EVF_FS_RELATIVE: the file system's dev_t */
+	__u32 dev;	/* with BW_EVF_FS_RELATIVE or _DISCONNECTED: the file system's dev_t */
 	char comm[BW_COMM_LEN];
+	__u64 ino; /* with BW_EVF_DISCONNECTED: the object's inode number */
 };
-_Static_assert(sizeof(struct bw_event) == 72, "bw_event size");
+_Static_assert(sizeof(struct bw_event) == 80, "bw_event size");
 
 /*
  * Per-CPU counters, one row per policy slot, counted by bpf/event.bpf.h
@@ -517,8 +574,9 @@ struct bw_counters {
 	__u64 learned;	 /* learn events: first sight of an access no rule allows */
 	__u64 truncated; /* operations whose path did not fit BW_PATH_BUF (refused unless audit) */
 	__u64 throttled; /* deny and audit events held back by the per-cgroup rate */
+	__u64 pins_lost; /* pins of objects that appeared after load not written: bw_inodes full */
 };
-_Static_assert(sizeof(struct bw_counters) == 48, "bw_counters size");
+_Static_assert(sizeof(struct bw_counters) == 56, "bw_counters size");
 
 /*
  * Deny verdicts per policy slot, operation and mode (the daemon's metrics),

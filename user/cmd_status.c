@@ -101,14 +101,17 @@ static void show_governed(void)
 				sum.lost += c[i].lost;
 				sum.throttled += c[i].throttled;
 				sum.truncated += c[i].truncated;
+				sum.pins_lost += c[i].pins_lost;
 			}
 			printf(
 			    "  slot %-3u agent pid %-7u %llu denied, %llu audited, %llu learned, "
-			    "%llu lost, %llu throttled, %llu paths too long, %lld cgroups made\n",
+			    "%llu lost, %llu throttled, %llu paths too long, %llu pins lost, "
+			    "%lld cgroups made\n",
 			    slot, p.owner_pid, (unsigned long long)sum.denied,
 			    (unsigned long long)sum.audited, (unsigned long long)sum.learned,
 			    (unsigned long long)sum.lost, (unsigned long long)sum.throttled,
-			    (unsigned long long)sum.truncated, (long long)fill.made_by_slot[slot]);
+			    (unsigned long long)sum.truncated, (unsigned long long)sum.pins_lost,
+			    (long long)fill.made_by_slot[slot]);
 		}
 		free(c);
 	}
@@ -154,9 +157,13 @@ static int status(struct bw_opts *o)
 	snprintf(detail, sizeof(detail), "lsm=%s", s->lsm_list[0] ? s->lsm_list : "(unreadable)");
 	yesno("bpf in the active LSM list", s->lsm_listed, detail);
 	yesno("BPF LSM program attaches", !s->lsm_attach_err,
-	      trial(s->lsm_attach_err, BW_NEED_LSM, "trial attach of lsm/file_open"));
+	      trial(s->lsm_attach_err, BW_NEED_LSM,
+		    s->lsm_seen_pinned ? "bw_file_open is attached (pinned)"
+				       : "trial attach of lsm/file_open"));
 	yesno("tp_btf program attaches", !s->tp_attach_err,
-	      trial(s->tp_attach_err, BW_NEED_TRACING, "trial attach of cgroup_mkdir"));
+	      trial(s->tp_attach_err, BW_NEED_TRACING,
+		    s->tp_seen_pinned ? "bw_cg_mkdir is attached (pinned)"
+				      : "trial attach of cgroup_mkdir"));
 	printf("this process:\n");
 	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
 		yesno(caps[i].name, bw_cap(caps[i].cap), caps[i].what);

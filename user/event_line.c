@@ -250,6 +250,10 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		jw_bool(w, "pseudo_file", 1);
 	if (ev->flags & BW_EVF_FS_RELATIVE)
 		jw_bool(w, "path_from_fs_root", 1);
+	if (ev->flags & BW_EVF_DISCONNECTED) {
+		jw_bool(w, "disconnected", 1);
+		jw_u64(w, "ino", ev->ino);
+	}
 	jw_end(w);
 }
 

@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "event_line.h"
 #include "events.h"
+#include "inode_name.h"
 #include "jsonw.h"
 #include "mounts.h"
 #include "util.h"
@@ -116,6 +117,38 @@ static int mount_of_dev(uint32_t dev, char *out, size_t len)
 	return ret == 1 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
+/*
+ * The name of an object the kernel could not name in the process's view: a
+ * path from its file system's root, prefixed with where that file system is
+ * mounted here, or (a disconnected dentry) a path found by device and inode
+ * (user/inode_name.c). Exec arguments follow the path: they move with it.
+ * Returns what to print, with head->path_len updated; path as it was when
+ * no better name is found.
+ */
+static const char *real_name(struct bw_events *e, struct bw_event *head, const char *path)
+{
+	static char full[2 * PATH_MAX + BW_EXEC_ARGS * BW_EXEC_ARG_LEN];
+	char mnt[PATH_MAX];
+	int n;
+
+	if (head->flags & BW_EVF_DISCONNECTED) {
+		if (bw_inode_name(e->profile, head->dev, head->ino, full, 2 * PATH_MAX))
+			return path;
+		n = strlen(full);
+	} else {
+		if (mount_of_dev(head->dev, mnt, sizeof(mnt)))
+			return path;
+		n = snprintf(full, 2 * PATH_MAX, "%s%.*s", mnt, (int)head->path_len, path);
+		if (n < 0 || n >= 2 * PATH_MAX)
+			return path;
+		if (n > 1 && full[n - 1] == '/')
+			full[--n] = '\0';
+	}
+	memcpy(full + n, path + head->path_len, head->args_len);
+	head->path_len = n;
+	return full;
+}
+
 static int handle(void *ctx, void *data, size_t size)
 {
 	struct bw_events *e = ctx;
@@ -133,19 +166,8 @@ static int handle(void *ctx, void *data, size_t size)
 	if (size < sizeof(head) + head.path_len + head.args_len)
 		return 0;
 	path = (const char *)data + sizeof(*ev);
-	if (ev->flags & BW_EVF_FS_RELATIVE) {
-		static char full[2 * PATH_MAX];
-		char mnt[PATH_MAX];
-		int n;
-
-		if (!head.args_len && !mount_of_dev(ev->dev, mnt, sizeof(mnt))) {
-			n = snprintf(full, sizeof(full), "%s%.*s", mnt, (int)ev->path_len, path);
-			if (n > 1 && full[n - 1] == '/')
-				full[--n] = '\0';
-			path = full;
-			head.path_len = n < (int)sizeof(full) ? n : (int)sizeof(full) - 1;
-		}
-	}
+	if (ev->flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
+		path = real_name(e, &head, path);
 	/* Best effort: the process may be gone by now. */
 	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
@@ -219,7 +241,7 @@ void bw_events_check_lost(struct bw_events *e)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct bw_counters *c;
-	uint64_t lost = 0, throttled = 0;
+	uint64_t lost = 0, throttled = 0, pins_lost = 0;
 	int i;
 
 	if (ncpu <= 0 || !e->maps)
@@ -231,6 +253,7 @@ void bw_events_check_lost(struct bw_events *e)
 		for (i = 0; i < ncpu; i++) {
 			lost += c[i].lost;
 			throttled += c[i].throttled;
+			pins_lost += c[i].pins_lost;
 		}
 	}
 	free(c);
@@ -243,6 +266,12 @@ void bw_events_check_lost(struct bw_events *e)
 		put_lost(e, throttled - e->throttled_reported, "throttled");
 		e->lost += throttled - e->throttled_reported;
 		e->throttled_reported = throttled;
+	}
+	if (pins_lost > e->pins_lost_reported) {
+		/* Not events: pins the kernel could not store, each an object left unpinned. */
+		put_lost(e, pins_lost - e->pins_lost_reported,
+			 "inode pins full: objects that appeared after load are not pinned");
+		e->pins_lost_reported = pins_lost;
 	}
 }
 

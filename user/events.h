@@ -29,6 +29,7 @@ struct bw_events {
 	int64_t boot_to_real_ns; /* add to a boot-time stamp to get wall time */
 	uint64_t lost_reported;
 	uint64_t throttled_reported;
+	uint64_t pins_lost_reported;
 	uint64_t denials, audits, learned, lost;
 	int killed;
 	/* Called for each learn record, after it is logged (run --mode learn --output). */

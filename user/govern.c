@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "govern.h"
 #include "pins.h"
+#include "positions.h"
 #include "probe.h"
 #include "util.h"
 
@@ -110,6 +111,9 @@ static int slot_release(struct bw_maps *m, uint32_t id)
 			   offsetof(struct bw_unix_key, policy), sizeof(__u32), id);
 	delete_policy_keys(m->inodes, sizeof(struct bw_inode_key),
 			   offsetof(struct bw_inode_key, policy), sizeof(__u16), id);
+	delete_policy_keys(m->pos_pins, sizeof(struct bw_pos_pin_key),
+			   offsetof(struct bw_pos_pin_key, policy), sizeof(__u16), id);
+	bw_positions_release(m, id);
 	return bpf_map_update_elem(m->policies, &id, &empty, BPF_ANY) ? -errno : 0;
 }
 
@@ -286,6 +290,7 @@ int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
 	if (!ret)
 		ret = bw_pins_install_views(m, c, id, views, nviews, &pol, &pins);
 	slot->pins_resolved = pins.resolved;
+	slot->positions = pins.positions;
 	slot->link_scan_incomplete = pins.scan_incomplete;
 	if (ret)
 		goto fail;

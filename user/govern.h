@@ -17,6 +17,7 @@ struct bw_slot {
 	uint32_t id;
 	int rb_fd; /* this slot's ring buffer, owned by the caller */
 	size_t pins_resolved;
+	size_t positions;	  /* places of rule objects the kernel follows (user/positions.c) */
 	int link_scan_incomplete; /* the hard-link scan of denied directories hit its bound */
 };
 

@@ -17,14 +17,14 @@
 #include "libdir.h"
 #include "util.h"
 
-/* Below the directory above the binary's, in the order tried. */
-static const char *const below_prefix[] = {
+/* The profile library below the directory above the binary's, in the order tried. */
+static const char *const profile_below[] = {
     "profiles",			/* <checkout>/build/bpfwarden */
     "share/bpfwarden/profiles", /* <prefix>/sbin/bpfwarden */
 };
 
-int bw_profile_libdir_find(const char *env, const char *exe, char *dir, size_t size, char *tried,
-			   size_t tsize)
+int bw_dir_near_exe(const char *exe, const char *const *below, size_t nbelow, const char *marker,
+		    char *dir, size_t size, char *tried, size_t tsize)
 {
 	const char *slash;
 	size_t prefix, used = 0;
@@ -32,11 +32,6 @@ int bw_profile_libdir_find(const char *env, const char *exe, char *dir, size_t s
 
 	if (tsize)
 		tried[0] = '\0';
-	if (env && env[0]) {
-		if ((size_t)snprintf(dir, size, "%s", env) >= size)
-			return -ENAMETOOLONG;
-		return 0;
-	}
 	slash = exe ? strrchr(exe, '/') : NULL;
 	if (!slash) {
 		snprintf(tried, tsize, "(nothing: where the binary is is unknown)");
@@ -46,13 +41,14 @@ int bw_profile_libdir_find(const char *env, const char *exe, char *dir, size_t s
 	for (prefix = (size_t)(slash - exe); prefix > 0 && exe[prefix - 1] != '/'; prefix--)
 		;
 	prefix = prefix ? prefix - 1 : 0;
-	for (size_t i = 0; i < sizeof(below_prefix) / sizeof(below_prefix[0]); i++) {
-		char cand[PATH_MAX];
-		int n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)prefix, exe, below_prefix[i]);
+	for (size_t i = 0; i < nbelow; i++) {
+		char cand[PATH_MAX], probe[PATH_MAX + 64];
+		int n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)prefix, exe, below[i]);
 
 		if (n < 0 || (size_t)n >= sizeof(cand))
 			continue;
-		if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(probe, sizeof(probe), "%s/%s", cand, marker ? marker : ".");
+		if (stat(probe, &st) == 0 && (marker || S_ISDIR(st.st_mode))) {
 			if ((size_t)n >= size)
 				return -ENAMETOOLONG;
 			memcpy(dir, cand, (size_t)n + 1);
@@ -64,6 +60,20 @@ int bw_profile_libdir_find(const char *env, const char *exe, char *dir, size_t s
 		}
 	}
 	return -ENOENT;
+}
+
+int bw_profile_libdir_find(const char *env, const char *exe, char *dir, size_t size, char *tried,
+			   size_t tsize)
+{
+	if (env && env[0]) {
+		if (tsize)
+			tried[0] = '\0';
+		if ((size_t)snprintf(dir, size, "%s", env) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return bw_dir_near_exe(exe, profile_below, sizeof(profile_below) / sizeof(profile_below[0]),
+			       NULL, dir, size, tried, tsize);
 }
 
 const char *bw_profile_libdir(void)

@@ -35,4 +35,12 @@ int bw_profile_libdir_find(const char *env, const char *exe, char *dir, size_t s
  */
 const char *bw_profile_libdir(void);
 
+/*
+ * The first of EXEDIR/../BELOW[i] (EXEDIR: the directory of `exe`, as for
+ * the profile library) that holds `marker` (a relative path), or that is a
+ * directory when `marker` is NULL. Returns as bw_profile_libdir_find.
+ */
+int bw_dir_near_exe(const char *exe, const char *const *below, size_t nbelow, const char *marker,
+		    char *dir, size_t size, char *tried, size_t tsize);
+
 #endif

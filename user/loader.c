@@ -26,6 +26,7 @@
 #include "net.skel.h"
 #include "sock.skel.h"
 #include "file.skel.h"
+#include "ident.skel.h"
 #include "ns.skel.h"
 #include "cgguard.skel.h"
 
@@ -164,6 +165,7 @@ static const struct bw_object {
     {"file_bpf", "the file hooks", file_bpf__elf_bytes, BW_NEED_LSM},
     {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, BW_NEED_LSM},
     {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, BW_NEED_LSM},
+    {"ident_bpf", "the identity hooks", ident_bpf__elf_bytes, BW_NEED_LSM},
     {"ns_bpf", "the mount, chroot and user namespace hooks", ns_bpf__elf_bytes, BW_NEED_LSM},
     {"cgguard_bpf", "the cgroup migration and limit hooks", cgguard_bpf__elf_bytes, BW_NEED_LSM},
 };
@@ -356,6 +358,8 @@ int bw_open_pinned(struct bw_maps *m)
 	    {&m->unix_rules, "bw_unix_rules"}, {&m->rbufs, "bw_rbufs"},
 	    {&m->counters, "bw_counters"},     {&m->pinbits, "bw_pinbits"},
 	    {&m->opstats, "bw_opstats"},       {&m->pending, "bw_pending"},
+	    {&m->positions, "bw_positions"},   {&m->pos_pins, "bw_pos_pins"},
+	    {&m->pos_dirs, "bw_pos_dirs"},     {&m->posbits, "bw_posbits"},
 	    {&m->cg_count, "bw_cg_count"},     {&m->cg_limits, "bw_cg_limits"},
 	};
 	size_t i;
@@ -515,9 +519,10 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups,    &m->policies, &m->file_rules, &m->exec_rules, &m->net_rules,
-		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits,
-		      &m->opstats,    &m->pending,  &m->cg_count,   &m->cg_limits};
+	int *fds[] = {&m->cgroups,    &m->policies,  &m->file_rules, &m->exec_rules, &m->net_rules,
+		      &m->unix_rules, &m->inodes,    &m->rbufs,      &m->counters,   &m->pinbits,
+		      &m->opstats,    &m->pending,   &m->positions,  &m->pos_pins,   &m->pos_dirs,
+		      &m->posbits,    &m->cg_count,  &m->cg_limits};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

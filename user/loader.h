@@ -15,7 +15,7 @@
 /* Every fd closed: the initial value of a struct bw_maps. */
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1                                 \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1             \
 	}
 
 struct bw_maps {
@@ -31,6 +31,10 @@ struct bw_maps {
 	int pinbits;
 	int opstats;   /* deny verdicts per slot, operation and mode */
 	int pending;   /* cgroups governed from their first exec */
+	int positions; /* positions of rule objects (user/positions.c) */
+	int pos_pins;
+	int pos_dirs;
+	int posbits;
 	int cg_count;  /* bw_cgroups entries by kind (include/bpfwarden.h) */
 	int cg_limits; /* limits on made cgroups */
 	int lock_fd;   /* held while changing shared state */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -17,6 +18,7 @@
 
 #include "mounts.h"
 #include "pins.h"
+#include "positions.h"
 #include "util.h"
 
 /* The values an object at path gets from the trie (a directory's `below` if dir). */
@@ -312,55 +314,88 @@ static int pin_can_deny(const struct bw_inode_pin *pn)
  * on the same file system, and mount pins serve attribute changes only, which
  * always climb.
  */
+static void add_pin_dev(struct bw_policy *pol, __u32 dev)
+{
+	size_t j;
+
+	if (pol->npin_devs == BW_PIN_DEVS_MANY)
+		return;
+	for (j = 0; j < pol->npin_devs; j++)
+		if (pol->pin_devs[j] == dev)
+			return;
+	if (pol->npin_devs == sizeof(pol->pin_devs) / sizeof(pol->pin_devs[0])) {
+		pol->npin_devs = BW_PIN_DEVS_MANY;
+		return;
+	}
+	pol->pin_devs[pol->npin_devs++] = dev;
+}
+
+/*
+ * A deny rule whose object does not exist yet has a position (user/
+ * positions.c): its file system counts, since the kernel pins the object
+ * there the moment it appears.
+ */
 void bw_pins_policy(const struct bw_compiled *c, const struct bw_pin_set *ps, struct bw_policy *pol)
 {
-	size_t i, j;
+	size_t i;
+	int deny = ps->deny || ps->pos_deny;
 
-	pol->has_pins = c->policy.has_pins && ps->deny;
-	pol->has_exec_pins = c->policy.has_exec_pins && ps->deny;
+	pol->has_pins = c->policy.has_pins && deny;
+	pol->has_exec_pins = c->policy.has_exec_pins && deny;
 	pol->npin_devs = 0;
 	memset(pol->pin_devs, 0, sizeof(pol->pin_devs));
-	for (i = 0; i < ps->n; i++) {
-		__u32 dev = ps->keys[i].dev;
+	for (i = 0; i < ps->n; i++)
+		if (!(ps->pins[i].self.flags & BW_PIN_MOUNT) && pin_can_deny(&ps->pins[i]))
+			add_pin_dev(pol, ps->keys[i].dev);
+	if (ps->npos_devs > ps->npos_devs_max)
+		pol->npin_devs = BW_PIN_DEVS_MANY;
+	for (i = 0; i < ps->npos_devs && i < ps->npos_devs_max; i++)
+		add_pin_dev(pol, ps->pos_devs[i]);
+}
 
-		if ((ps->pins[i].self.flags & BW_PIN_MOUNT) || !pin_can_deny(&ps->pins[i]))
-			continue;
-		for (j = 0; j < pol->npin_devs; j++)
-			if (pol->pin_devs[j] == dev)
-				break;
-		if (j < pol->npin_devs)
-			continue;
-		if (pol->npin_devs == sizeof(pol->pin_devs) / sizeof(pol->pin_devs[0])) {
-			pol->npin_devs = BW_PIN_DEVS_MANY;
-			break;
-		}
-		pol->pin_devs[pol->npin_devs++] = dev;
-	}
+#define BW_BITS_SIZE (BW_PINBITS_WORDS * sizeof(__u64))
+
+__u64 *bw_bits_map(int map_fd)
+{
+	void *p = mmap(NULL, BW_BITS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void bw_bits_set(__u64 *bits, __u64 ino)
+{
+	__atomic_fetch_or(&bits[bw_pinbits_word(ino)], bw_pinbits_bit(ino), __ATOMIC_RELAXED);
+}
+
+void bw_bits_unmap(__u64 *bits)
+{
+	munmap(bits, BW_BITS_SIZE);
 }
 
 static int write_pins(const struct bw_maps *m, const struct bw_pin_set *ps)
 {
+	__u64 *bits = bw_bits_map(m->pinbits);
 	size_t i;
+	int ret = 0;
 
+	if (!bits) {
+		ret = -errno;
+		bw_err("cannot map the pin bitmap: %s", strerror(-ret));
+		return ret;
+	}
 	for (i = 0; i < ps->n; i++) {
 		/* The bit first: a pin the kernel's bitmap test skips would not count. */
-		__u32 idx = bw_pinbits_word(ps->keys[i].ino);
-		__u64 word;
-
-		if (!bpf_map_lookup_elem(m->pinbits, &idx, &word)) {
-			word |= bw_pinbits_bit(ps->keys[i].ino);
-			bpf_map_update_elem(m->pinbits, &idx, &word, BPF_ANY);
-		}
+		bw_bits_set(bits, ps->keys[i].ino);
 		if (bpf_map_update_elem(m->inodes, &ps->keys[i], &ps->pins[i], BPF_ANY)) {
-			int ret = -errno;
-
+			ret = -errno;
 			bw_err(
 			    "cannot pin inode %llu: %s (at most %d pins for all loaded profiles)",
 			    (unsigned long long)ps->keys[i].ino, strerror(-ret), BW_MAX_INODE_PINS);
-			return ret;
+			break;
 		}
 	}
-	return 0;
+	bw_bits_unmap(bits);
+	return ret;
 }
 
 int bw_pins_install(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
@@ -373,19 +408,35 @@ int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, 
 			  const struct bw_pin_view *views, size_t nviews, struct bw_policy *pol,
 			  struct bw_pins_done *done)
 {
+	struct bw_pos_done pos = {};
 	struct bw_pin_set ps = {};
 	size_t i;
 	int ret = 0;
 
-	if (!nviews)
+	/*
+	 * Positions are places in our own view, so only a profile resolved
+	 * there has them; containers' views (the daemon) have their pins only
+	 * (docs/kubernetes.md). Positions before the stat(2)s: what appears in
+	 * between is pinned by one or the other.
+	 */
+	if (!nviews) {
+		ret = bw_positions_install(m, c, policy, &pos);
+		if (ret)
+			return ret;
 		ret = bw_pins_resolve_view(c, policy, NULL, &ps);
+	}
 	for (i = 0; i < nviews && !ret; i++)
 		ret = bw_pins_resolve_view(c, policy, &views[i], &ps);
 	if (!ret)
 		ret = write_pins(m, &ps);
+	ps.pos_deny = pos.deny;
+	ps.pos_devs = pos.devs;
+	ps.npos_devs = pos.ndevs;
+	ps.npos_devs_max = sizeof(pos.devs) / sizeof(pos.devs[0]);
 	bw_pins_policy(c, &ps, pol);
 	done->resolved = ps.n;
 	done->scan_incomplete = ps.scan_incomplete;
+	done->positions = pos.n;
 	bw_pin_set_free(&ps);
 	return ret;
 }

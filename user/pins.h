@@ -51,6 +51,10 @@ struct bw_pin_set {
 	size_t n, cap;
 	size_t deny;	     /* resolved paths of deny rules */
 	int scan_incomplete; /* the hard-link scan stopped at BW_SCAN_MAX */
+	/* Positions of deny rules (user/positions.c), pinned when their object appears. */
+	size_t pos_deny;
+	const __u32 *pos_devs; /* their file systems; more than npos_devs_max: many */
+	size_t npos_devs, npos_devs_max;
 };
 
 /* Resolve c's plan for policy in this process's view of paths. 0 or -errno. */
@@ -81,7 +85,17 @@ void bw_pins_policy(const struct bw_compiled *c, const struct bw_pin_set *ps,
 struct bw_pins_done {
 	size_t resolved;
 	int scan_incomplete;
+	size_t positions; /* places of rule objects the kernel follows (user/positions.c) */
 };
+
+/*
+ * bw_pinbits and bw_posbits are set by the kernel too, so the agent sets
+ * bits with atomic ORs on the map's memory: map, set, unmap. NULL (errno)
+ * when the map cannot be mapped.
+ */
+__u64 *bw_bits_map(int map_fd);
+void bw_bits_set(__u64 *bits, __u64 ino);
+void bw_bits_unmap(__u64 *bits);
 
 /*
  * Resolve c's pins and store them under policy: bw_inodes and bw_pinbits, and

@@ -8,9 +8,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "loader.h"
 #include "probe.h"
 #include "util.h"
 #include "probe.skel.h"
@@ -46,6 +48,12 @@ static void read_lsm_list(struct bw_support *s)
 	}
 }
 
+/*
+ * An attach that gets E2BIG has passed every check but the count: the
+ * trampoline of its hook already holds the most programs the kernel allows
+ * (BPF_MAX_TRAMP_LINKS). That says the kernel attaches such programs, not
+ * that it refuses them.
+ */
 static int trial(struct bpf_program *(*pick)(struct probe_bpf *))
 {
 	struct probe_bpf *skel;
@@ -61,7 +69,7 @@ static int trial(struct bpf_program *(*pick)(struct probe_bpf *))
 	ret = probe_bpf__load(skel);
 	if (!ret) {
 		link = bpf_program__attach(want);
-		ret = link ? 0 : -errno;
+		ret = link || errno == E2BIG ? 0 : -errno;
 		bpf_link__destroy(link);
 	}
 	probe_bpf__destroy(skel);
@@ -76,6 +84,30 @@ static struct bpf_program *pick_lsm(struct probe_bpf *s)
 static struct bpf_program *pick_tp(struct probe_bpf *s)
 {
 	return s->progs.bw_probe_tp;
+}
+
+/*
+ * One of our programs, attached and pinned by an earlier start, proves that
+ * programs of its kind attach here: then no trial. Each trial takes a place
+ * on its hook's trampoline for a moment, and concurrent starts found it full.
+ */
+static bool link_pinned(const char *prog, enum bpf_link_type type)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char pin[128];
+	bool attached;
+	int fd;
+
+	snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", prog);
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return false;
+	/* tp_btf links are raw tracepoint links; LSM ones tracing links of BPF_LSM_MAC. */
+	attached = !bpf_link_get_info_by_fd(fd, &info, &len) && info.type == type &&
+		   (type != BPF_LINK_TYPE_TRACING || info.tracing.attach_type == BPF_LSM_MAC);
+	close(fd);
+	return attached;
 }
 
 const struct bw_support *bw_probe(void)
@@ -93,9 +125,12 @@ const struct bw_support *bw_probe(void)
 	s->tp_attach_err = -ENOTSUP;
 	if (!s->btf)
 		return s;
-	s->tp_attach_err = trial(pick_tp);
-	if (s->lsm_listed)
-		s->lsm_attach_err = trial(pick_lsm);
+	s->tp_seen_pinned = link_pinned("bw_cg_mkdir", BPF_LINK_TYPE_RAW_TRACEPOINT);
+	s->tp_attach_err = s->tp_seen_pinned ? 0 : trial(pick_tp);
+	if (s->lsm_listed) {
+		s->lsm_seen_pinned = link_pinned("bw_file_open", BPF_LINK_TYPE_TRACING);
+		s->lsm_attach_err = s->lsm_seen_pinned ? 0 : trial(pick_lsm);
+	}
 	return s;
 }
 

@@ -20,6 +20,8 @@ struct bw_support {
 	char lsm_list[512];
 	int lsm_attach_err; /* 0: an LSM program attached; else -errno */
 	int tp_attach_err;
+	/* Known from our own pinned, attached program rather than a trial attach. */
+	bool lsm_seen_pinned, tp_seen_pinned;
 };
 
 const struct bw_support *bw_probe(void);

@@ -137,9 +137,9 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		return ret;
 	snprintf(msg, sizeof(msg),
 		 "governing %s with profile %s in %s mode (%zu file keys, %zu exec keys, %zu net "
-		 "keys, %zu inode pins%s%s%s%s)",
+		 "keys, %zu inode pins, %zu positions%s%s%s%s)",
 		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode), s->compiled.nfiles,
-		 s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved,
+		 s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved, s->slot.positions,
 		 s->net_only ? "; no BPF LSM on this kernel: tcp and udp rules only, and packet "
 			       "and unix sockets are not refused, nor are mounts, chroot, new "
 			       "user namespaces and moves out of the governed cgroup"

@@ -20,7 +20,8 @@ import traceback
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("BW_BUILD", os.path.join(REPO, "build"))
-BW = os.path.join(BUILD, "bpfwarden")
+# `bpfwarden selftest` names itself: an installed agent, helpers from the installed corpus.
+BW = os.environ.get("BW_AGENT", os.path.join(BUILD, "bpfwarden"))
 FSOP = os.path.join(BUILD, "tests", "fsop")
 SCRATCH = "/tmp/bwit"
 
@@ -191,6 +192,25 @@ def cgroup_root():
     raise Failure("no cgroup2 mount")
 
 
+def run_one(t):
+    """Run test t in a fresh scratch directory: (exception or None, seconds)."""
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    os.makedirs(SCRATCH)
+    start = time.time()
+    try:
+        t()
+    except Exception as e:  # any error fails the test, loudly
+        return e, time.time() - start
+    return None, time.time() - start
+
+
+def describe(e):
+    """A failure's message: a Failure's own words, else the traceback."""
+    if isinstance(e, Failure):
+        return "  " + str(e).replace("\n", "\n  ")
+    return "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+
+
 def main(tests, argv):
     skip_unknown = "--skip-unknown" in argv
     only = set(a for a in argv[1:] if a != "--skip-unknown")
@@ -206,24 +226,17 @@ def main(tests, argv):
             return 2
     passed = failed = skipped = 0
     for t in selected:
-        shutil.rmtree(SCRATCH, ignore_errors=True)
-        os.makedirs(SCRATCH)
-        start = time.time()
-        try:
-            t()
-        except Skipped as e:
+        e, took = run_one(t)
+        if isinstance(e, Skipped):
             skipped += 1
             print("skip %s: %s" % (t.__name__, e))
-        except Exception as e:  # any error fails the test, loudly
+        elif e:
             failed += 1
-            print("FAIL %s (%.1fs)" % (t.__name__, time.time() - start))
-            if isinstance(e, Failure):
-                print("  " + str(e).replace("\n", "\n  "))
-            else:
-                traceback.print_exc(file=sys.stdout)
+            print("FAIL %s (%.1fs)" % (t.__name__, took))
+            print(describe(e))
         else:
             passed += 1
-            print("ok   %s (%.1fs)" % (t.__name__, time.time() - start))
+            print("ok   %s (%.1fs)" % (t.__name__, took))
         sys.stdout.flush()
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0

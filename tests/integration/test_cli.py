@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bwtest import BW, REPO, check, check_eq, main, profile, skip  # noqa: E402
@@ -30,6 +31,7 @@ COMMANDS = {
     "reset": [],
     "daemon": ["--policy-dir", "--log", "--metrics-addr", "--socket", "--runtime-state",
                "--per-pod-metrics", "--bpf-stats"],
+    "selftest": ["--list"],
 }
 
 # A profile the cgroup programs enforce alone (no BPF LSM needed).
@@ -181,11 +183,93 @@ def test_missing_capabilities_are_named():
               "without BPF LSM, the kernel is named:\n" + r.stdout)
 
 
+FAKE_ROUTES = """
+import sys
+from escape import got_through, main, refused, skip
+
+
+class Ran:
+    def __init__(self, said, events=()):
+        self.stdout, self.rc, self.stderr, self.events = said + "\\n", 0, "", list(events)
+
+
+def test_closed():
+    \"\"\"Refused, with its one event.\"\"\"
+    refused(Ran("ERR EPERM", [{"type": "deny", "path": "/x"}]), "EPERM", "/x", "closed")
+    got_through(Ran("OK"), "closed's control")
+
+
+def test_open():
+    refused(Ran("OK"), "EPERM", "/x", "open")
+
+
+def test_broken():
+    got_through(Ran("ERR EPERM"), "broken's control")
+
+
+def test_wrong_errno():
+    refused(Ran("ERR EACCES"), "EPERM", "/x", "wrong errno")
+
+
+def test_skipped():
+    skip("nothing to try here")
+
+
+TESTS = [test_closed, test_open, test_broken, test_wrong_errno, test_skipped]
+if __name__ == "__main__":
+    sys.exit(main(TESTS, sys.argv))
+"""
+
+
+def test_selftest_says_each_route_verdict():
+    """bpfwarden selftest over a corpus of stand-in routes, one per verdict:
+    the verdict of each, the count line, and the exit status (1 when any
+    route is open, broken or failed; 0 when all are refused or skipped; 2 for
+    an unknown route)."""
+    # Not in the scratch directory, which each route's run empties.
+    corpus = tempfile.mkdtemp(prefix="bw-corpus-")
+    try:
+        selftest_verdicts(corpus)
+    finally:
+        shutil.rmtree(corpus)
+
+
+def selftest_verdicts(corpus):
+    for rel in ("tests/escape/selftest.py", "tests/escape/escape.py",
+                "tests/integration/bwtest.py"):
+        os.makedirs(os.path.dirname(os.path.join(corpus, rel)), exist_ok=True)
+        shutil.copy(os.path.join(REPO, rel), os.path.join(corpus, rel))
+    with open(os.path.join(corpus, "tests/escape/test_fake.py"), "w") as f:
+        f.write(FAKE_ROUTES)
+    env = dict(os.environ, BPFWARDEN_SELFTEST_DIR=corpus)
+
+    def selftest(*args):
+        return subprocess.run([BW, "selftest"] + list(args), capture_output=True, text=True,
+                              env=env, timeout=120)
+
+    r = selftest()
+    check_eq(r.returncode, 1, "selftest with open routes (stderr %s)" % r.stderr)
+    verdicts = dict((m.group(2), m.group(1)) for m in
+                    re.finditer(r"^(\S+) +(test_\w+)", r.stdout, re.M))
+    check_eq(verdicts, {"test_closed": "refused", "test_open": "OPEN", "test_broken": "broken",
+                        "test_wrong_errno": "failed", "test_skipped": "skipped"},
+             "verdicts:\n" + r.stdout)
+    check("skipped  test_skipped: nothing to try here" in r.stdout, r.stdout)
+    check("5 routes: 1 refused, 1 OPEN, 1 broken, 1 failed, 1 skipped" in r.stdout, r.stdout)
+    r = selftest("test_closed", "skipped")
+    check_eq(r.returncode, 0, "selftest of a refused and a skipped route:\n" + r.stdout + r.stderr)
+    r = selftest("--list")
+    check_eq(r.returncode, 0, "selftest --list")
+    check(re.search(r"^test_closed +Refused, with its one event$", r.stdout, re.M), r.stdout)
+    check_eq(selftest("test_nosuch").returncode, 2, "selftest of an unknown route")
+
+
 TESTS = [
     test_help_and_usage_of_every_command,
     test_bad_numbers_and_missing_options,
     test_version_is_the_pinned_build,
     test_missing_capabilities_are_named,
+    test_selftest_says_each_route_verdict,
 ]
 
 if __name__ == "__main__":

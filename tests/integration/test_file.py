@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """File enforcement end to end: real syscalls from C, shell and Python
 (ctypes) in governed cgroups, checked by errno, file contents and events."""
+import json
 import os
 import signal
 import subprocess
@@ -9,7 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import (BW, rule_of, FSOP, RUNTIME_RULES, SCRATCH, check, check_eq, cgroup_root,
+from bwtest import (BUILD, BW, rule_of, FSOP, RUNTIME_RULES, SCRATCH, check, check_eq, cgroup_root,
                     denials, events, expect_ops, fsops, main, profile, read, run, wait_for,
                     write)
 
@@ -302,6 +303,57 @@ def test_concurrent_sandboxes():
     check_eq(db, [(S + "/b.txt", "pb")], "B's events")
 
 
+def bpftool_json(*args):
+    """bpftool's JSON output (it may exit non-zero after printing it, as 7.5 does
+    for a pinned link in the guest)."""
+    r = subprocess.run(["bpftool", "-j"] + list(args), capture_output=True, text=True)
+    check(r.stdout.strip(), "bpftool %s: %s" % (" ".join(args), r.stderr.strip()))
+    return json.loads(r.stdout)
+
+
+def file_open_links():
+    """The BPF LSM links on file_open: those with bw_file_open's target."""
+    ours = bpftool_json("link", "show", "pinned", "/sys/fs/bpf/bpfwarden/links/bw_file_open")
+    return [l for l in bpftool_json("link", "show") if l.get("attach_type") == "lsm_mac"
+            and l.get("target_btf_id") == ours["target_btf_id"]]
+
+
+def test_start_with_a_full_file_open_trampoline():
+    """A hook takes at most 38 BPF programs (BPF_MAX_TRAMP_LINKS). With
+    file_open's full, a start must still govern: a trial attach there would
+    get E2BIG (54 concurrent starts saw it), and E2BIG is no refusal of BPF
+    LSM. Filled with the probe object, each load attaching one program to
+    file_open; the control is the next load, which the kernel refuses."""
+    write(S + "/secret", "s\n")
+    prof = profile("default allow\ndeny file r %s/secret\n" % S)
+    check_eq(run(prof, [FSOP, "read", S + "/secret"]).lines, [EACCES], "a first start")
+    fill = "/sys/fs/bpf/bwfill"
+    probe_obj = os.path.join(BUILD, "bpf", "probe.bpf.o")
+    try:
+        os.makedirs(fill, exist_ok=True)
+        for i in range(40):
+            r = subprocess.run(["bpftool", "prog", "loadall", probe_obj, "%s/%d" % (fill, i),
+                                "autoattach"], capture_output=True, text=True)
+            if r.returncode:
+                break
+        full = file_open_links()
+        check_eq(len(full), 38, "programs on file_open after filling (last load: %s)"
+                 % r.stderr.strip()[-300:])
+        r = subprocess.run(["bpftool", "prog", "loadall", probe_obj, fill + "/more",
+                            "autoattach"], capture_output=True, text=True)
+        check(r.returncode and ("E2BIG" in r.stderr or "too long" in r.stderr),
+              "the control: one more attach to file_open is refused with E2BIG: rc %d, %s"
+              % (r.returncode, r.stderr.strip()[-300:]))
+        r = run(prof, [FSOP, "read", S + "/secret"])
+        check_eq(r.lines, [EACCES], "a start with file_open's trampoline full (stderr %s)"
+                 % r.stderr.strip())
+        check_eq([e["path"] for e in denials(r.events)], [S + "/secret"], "its deny event")
+        st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+        check("BPF LSM program attaches       yes  bw_file_open is attached (pinned)" in st, st)
+    finally:
+        subprocess.run(["rm", "-rf", fill])
+
+
 def test_attach_child_cgroup_outside_and_detach():
     write(S + "/secret", "s\n")
     root = cgroup_root()
@@ -563,6 +615,7 @@ TESTS = [
     test_python_ctypes_route,
     test_audit_mode_logs_without_blocking,
     test_concurrent_sandboxes,
+    test_start_with_a_full_file_open_trampoline,
     test_attach_child_cgroup_outside_and_detach,
     test_attach_detaches_on_sigterm,
     test_full_ring_buffer_reports_lost_events,

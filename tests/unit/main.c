@@ -19,7 +19,8 @@ static Suite *(*const suites[])(void) = {
     learn_suite,       learn_generalise_suite,
     learn_names_suite, pins_suite,
     event_line_suite,  hook_suite,
-    libdir_suite,      view_suite,
+    positions_suite,   libdir_suite,
+    view_suite,
 };
 
 int main(void)

@@ -23,7 +23,12 @@ Suite *learn_names_suite(void);
 Suite *pins_suite(void);
 Suite *event_line_suite(void);
 Suite *hook_suite(void);
+Suite *positions_suite(void);
 Suite *libdir_suite(void);
 Suite *view_suite(void);
+
+/* tests/unit/tmpdir.c: a scratch directory ($TMPDIR/name-XXXXXX), removed with its files. */
+void bw_test_tmpdir(char *dir, size_t len, const char *name);
+void bw_test_rmtree(const char *dir);
 
 #endif /* BW_TEST_SUITES_H */

@@ -45,10 +45,11 @@ static void ex_lost_ring(struct jw *w)
 
 static void ex_agent(struct jw *w)
 {
-	bw_event_format_agent(w, BOOT_NS + BOOT_TO_REAL - 1000000000LL,
-			      "governing /bpfwarden/run-171 with profile python-sandbox in enforce "
-			      "mode (214 file keys, 3 exec keys, 2 net keys, 9 inode pins)",
-			      &src);
+	bw_event_format_agent(
+	    w, BOOT_NS + BOOT_TO_REAL - 1000000000LL,
+	    "governing /bpfwarden/run-171 with profile python-sandbox in enforce "
+	    "mode (214 file keys, 3 exec keys, 2 net keys, 9 inode pins, 4 positions)",
+	    &src);
 }
 
 #define PY "/usr/bin/python3.11"
@@ -87,6 +88,7 @@ static const struct example {
 	struct bw_net_obj net;
 	void (*agent_line)(struct jw *w); /* lost and agent records */
 	const struct bw_k8s_id *k8s;	  /* the daemon's records of a container */
+	__u64 ino;			  /* a disconnected dentry's */
 } examples[] = {
     {"file: open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 0, "cat",
      "/usr/bin/cat", "/etc/shadow"},
@@ -100,6 +102,9 @@ static const struct example {
      BW_EVF_UNREACHABLE, 0, 148, .path = "", ARGS("payload\0--quiet")},
     {"file: path_from_fs_root (utimes)", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_UTIMES, BW_ACC_W,
      BW_EVF_FS_RELATIVE, 3, 185, "touch", "/usr/bin/touch", "/etc/ssh/sshd_config"},
+    /* A file handle's dentry without a parent, named by the agent from its inode. */
+    {"file: disconnected (open_by_handle_at)", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R,
+     BW_EVF_DISCONNECTED, 0, 592, .path = "/srv/data/secret/key", .ino = 131074},
     {"exec with arguments", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, BW_ACC_X, 0, 0, 222,
      .path = "/usr/bin/curl", ARGS("curl\0-s\0http://169.254.169.254/latest/meta-data/")},
     {"connect, IPv4", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 259,
@@ -192,6 +197,7 @@ static void format(struct jw *w, const struct example *x)
 		ev.args_len = x->args_len;
 	}
 	ev.path_len = len;
+	ev.ino = x->ino;
 	if (x->k8s) {
 		struct bw_event_src k = src;
 

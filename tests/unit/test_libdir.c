@@ -165,6 +165,36 @@ START_TEST(short_buffers)
 }
 END_TEST
 
+/* The selftest corpus's root: the first candidate holding the marker, a file. */
+START_TEST(marker_decides)
+{
+	static const char *const below[] = {".", "share/bpfwarden/selftest"};
+	char dir[PATH_MAX], tried[2 * PATH_MAX];
+
+	/* an installed prefix: its root holds no corpus, the share directory does */
+	make("usr/tests/escape", 0);
+	make("usr/share/bpfwarden/selftest/tests/escape/selftest.py", 1);
+	ck_assert_int_eq(bw_dir_near_exe(at("usr/sbin/bpfwarden"), below, 2,
+					 "tests/escape/selftest.py", dir, sizeof(dir), tried,
+					 sizeof(tried)),
+			 0);
+	ck_assert_str_eq(dir, at("usr/share/bpfwarden/selftest"));
+	/* a checkout holds it itself, and comes first */
+	make("src/tests/escape/selftest.py", 1);
+	ck_assert_int_eq(bw_dir_near_exe(at("src/build/bpfwarden"), below, 2,
+					 "tests/escape/selftest.py", dir, sizeof(dir), tried,
+					 sizeof(tried)),
+			 0);
+	ck_assert_str_eq(dir, at("src/."));
+	/* neither */
+	ck_assert_int_eq(bw_dir_near_exe(at("opt/bin/bpfwarden"), below, 2,
+					 "tests/escape/selftest.py", dir, sizeof(dir), tried,
+					 sizeof(tried)),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(strstr(tried, "opt/share/bpfwarden/selftest"));
+}
+END_TEST
+
 Suite *libdir_suite(void)
 {
 	Suite *s = suite_create("profile library");
@@ -173,6 +203,7 @@ Suite *libdir_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, build_tree);
 	tcase_add_test(tc, installed);
+	tcase_add_test(tc, marker_decides);
 	tcase_add_test(tc, environment_first);
 	tcase_add_test(tc, nothing_found);
 	tcase_add_test(tc, short_buffers);

@@ -8,7 +8,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,22 +36,14 @@ static void compile_text(const char *text)
 	ck_assert_msg(bw_compile(prof, &comp, err, sizeof(err)) == 0, "%s", err);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	remove(path);
-	return 0;
-}
-
 static void setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "%s/bw-pins-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	bw_test_tmpdir(tmp, sizeof(tmp), "bw-pins");
 }
 
 static void teardown(void)
 {
-	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	bw_test_rmtree(tmp);
 	bw_compiled_free(&comp);
 	bw_profile_free(prof);
 	prof = NULL;

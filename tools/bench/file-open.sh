@@ -11,7 +11,8 @@
 # Configurations: no agent; programs loaded, process ungoverned; governed
 # with 10, 1,000 and 10,000 rules (default allow, the file matched by a
 # subtree rule, one deny rule on another file system, so no pin climb); and
-# with a deny rule on the file's own file system (the pin climb runs).
+# with a deny rule on the file's own file system (the pin climb runs); and
+# learn mode under default deny (the file learned once, then repeated).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 kernel=6.12
@@ -71,6 +72,10 @@ echo secret >$dir/secret
 profile 10 $dir/pclimb.profile
 echo "deny file rw $dir/secret" >>$dir/pclimb.profile
 climb=$(best $BW run --profile $dir/pclimb.profile --log /dev/null -- $LOOP "$target" "$iters")
+# Learn mode under default deny: every open is learned once, then repeats.
+printf 'profile bench\ndefault deny\n' >$dir/plearn.profile
+learn=$(best $BW run --mode learn --profile $dir/plearn.profile --output $dir/learned.profile \
+	--log /dev/null -- $LOOP "$target" "$iters")
 
 ratio() { awk "BEGIN{printf \"%.3f\", $1 / $base}"; }
 echo "open+close of $target, $iters iterations, kernel $(uname -r), best of 3"
@@ -81,3 +86,4 @@ for n in 10 1000 10000; do
 	printf '%-34s %10s %8s\n' "governed, $n rules" "${gov[$n]}" "$(ratio "${gov[$n]}")"
 done
 printf '%-34s %10s %8s\n' "governed, deny pin on same fs" "$climb" "$(ratio "$climb")"
+printf '%-34s %10s %8s\n' "learn, the same file repeated" "$learn" "$(ratio "$learn")"

@@ -28,6 +28,7 @@
 # Usage: fetch-kernels.sh [--refresh] [--quiet] [6.1|6.12 ...]   (default: both)
 set -euo pipefail
 
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 CACHE=${BW_VM_CACHE:-/var/cache/bpfwarden-vm}
 ALL_KERNELS="6.1 6.12"
 refresh=0
@@ -57,8 +58,6 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ ${#kernels[@]} -gt 0 ] || read -ra kernels <<<"$ALL_KERNELS"
-apt_q=-q
-[ "$quiet" = 0 ] || apt_q=-qq
 
 all_complete() {
 	local k
@@ -101,13 +100,8 @@ resolve_package() {
 		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
 }
 
-apt_updated=0
-apt_update() {
-	[ "$apt_updated" = 0 ] || return 1
-	say "running apt-get update"
-	apt-get update -qq >&2 || die "apt-get update failed"
-	apt_updated=1
-}
+# shellcheck source=tools/vm/debfetch.sh
+. "$VM_DIR/debfetch.sh"
 
 # extract_vmlinux BZIMAGE OUT: the uncompressed ELF kernel inside a bzImage.
 # QEMU boots it through its PVH entry point, skipping the decompressor, which
@@ -142,22 +136,8 @@ fetch_one() {
 	fi
 	[ -n "$pkg" ] || die "$k: no linux-image-amd64 $k.* in the apt lists (is bookworm-backports in the sources? see tools/install-deps.sh)"
 
-	tmp=$(mktemp -d "$CACHE/.new-$k.XXXXXX")
-	chmod 755 "$tmp"
-	# shellcheck disable=SC2064 # expand now: the trap must remove this dir
-	trap "rm -rf '$tmp'" EXIT
-	mkdir "$tmp/deb" "$tmp/x" "$tmp/modules"
-	# apt drops privileges to _apt for downloads; let it write here.
-	chown _apt "$tmp/deb" 2>/dev/null || true
-
-	say "$k: downloading $pkg"
-	if ! (cd "$tmp/deb" && apt-get download "$apt_q" "$pkg" >&2); then
-		apt_update || die "$k: apt-get download $pkg failed"
-		(cd "$tmp/deb" && apt-get download "$apt_q" "$pkg" >&2) ||
-			die "$k: apt-get download $pkg failed after apt-get update"
-	fi
-	deb=$(echo "$tmp"/deb/*.deb)
-	[ -f "$deb" ] || die "$k: no .deb downloaded for $pkg"
+	fetch_deb "$k" "$pkg"
+	mkdir "$tmp/modules"
 	ver=$(dpkg-deb -f "$deb" Version)
 
 	read -ra mods <<<"$(modules_for "$k")"

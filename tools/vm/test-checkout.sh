@@ -216,6 +216,15 @@ for where in "${locations[@]}"; do
 		mv "$co/profiles.away" "$co/profiles"
 		[ "$out" = "$dir/probe.profile: ok (${rules:-?} rules)" ] ||
 			fail "the installed agent does not find its library" "$out"
+		# And the corpus of `bpfwarden selftest`, with the tree's out of the way.
+		want=$("$co/build/bpfwarden" selftest --list 2>&1)
+		mv "$co/tests" "$co/tests.away"
+		out=$(cd / && "$dir/inst/usr/sbin/bpfwarden" selftest --list 2>&1)
+		mv "$co/tests.away" "$co/tests"
+		[ -n "$want" ] && [ "$out" = "$want" ] ||
+			fail "the installed agent lists other routes than the tree's" "$out"
+		[ -x "$dir/inst/usr/share/bpfwarden/selftest/build/tests/fsop" ] ||
+			fail "make install left out the corpus's helper programs"
 	fi
 
 	# The guest: every location on the last kernel, with every check; the

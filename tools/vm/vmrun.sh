@@ -86,6 +86,9 @@ CACHE=${BW_VM_CACHE:-/var/cache/bpfwarden-vm}
 export BW_VM_CACHE=$CACHE
 command -v qemu-system-x86_64 >/dev/null || die "no qemu-system-x86_64 (tools/install-deps.sh)"
 "$VM_DIR/fetch-kernels.sh" "$kernel" || die "cannot get kernel $kernel"
+# loop, ext4 and overlay for the tests that need them (tools/vm/modload.sh).
+"$VM_DIR/fetch-modules.sh" --quiet "$kernel" ||
+	echo "vmrun: no file system modules for $kernel: tests that need loop, ext4 or overlay will be skipped" >&2
 initrd=$("$VM_DIR/mk-initramfs.sh" "$kernel") || die "cannot build the initramfs for $kernel"
 kdir=$CACHE/$kernel
 # The uncompressed kernel boots through its PVH entry, seconds faster under

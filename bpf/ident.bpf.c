@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The identity of rule objects, kept for every process, governed or not:
+ * what changes it is mostly done outside the sandbox, after the profile was
+ * loaded (docs/enforcement.md, "Objects that appear after load").
+ *
+ *  - An object that comes to a rule's position (user/positions.c: created,
+ *    looked up into the dcache, renamed there) gets the position's pins in
+ *    bw_inodes at once, before anyone can reach it (d_instantiate runs
+ *    before the dentry gets its inode; inode_rename before the rename). A
+ *    directory on the way to deeper positions is recorded in bw_pos_dirs,
+ *    so what appears below it is found in turn.
+ *  - A new hard link to a file under a denied directory pins the file
+ *    itself (inode_link): the climb from the new name never passes the
+ *    directory.
+ *
+ * Nothing here refuses anything, and nothing runs on open. Outside the
+ * directories of positions the cost is one bitmap test per dentry
+ * instantiation (a creation or a dcache miss). Built with -mcpu=v3: bitmap
+ * bits are set with atomic ORs, as the agent sets its own.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpfwarden.h"
+#include "maps.bpf.h"
+#include "pins.bpf.h"
+#include "kernel.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The key of a position being looked up: too big for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bw_pos_key);
+} bw_pos_scratch SEC(".maps");
+
+static __always_inline bool bw_bit_test(void *bitmap, __u64 ino)
+{
+	__u32 word = bw_pinbits_word(ino);
+	__u64 *bits = bpf_map_lookup_elem(bitmap, &word);
+
+	return bits && (*bits & bw_pinbits_bit(ino));
+}
+
+static __always_inline void bw_bit_set(void *bitmap, __u64 ino)
+{
+	__u32 word = bw_pinbits_word(ino);
+	__u64 *bits = bpf_map_lookup_elem(bitmap, &word);
+
+	if (bits)
+		__sync_fetch_and_or(bits, bw_pinbits_bit(ino));
+}
+
+/* A pin the kernel could not store leaves an object unpinned: counted, and reported. */
+static __always_inline void bw_pin_put(struct bw_inode_key *k, const struct bw_inode_pin *pin,
+				       __u64 flags)
+{
+	__u32 slot = k->policy;
+	struct bw_counters *c;
+	long err;
+
+	bw_bit_set(&bw_pinbits, k->ino);
+	err = bpf_map_update_elem(&bw_inodes, k, pin, flags);
+	if (err && err != -EEXIST) {
+		c = bpf_map_lookup_elem(&bw_counters, &slot);
+		if (c)
+			__sync_fetch_and_add(&c->pins_lost, 1);
+	}
+}
+
+struct bw_adopt {
+	__u64 pos;
+	__u64 mask; /* slots with a pin here in this category */
+	__u64 ino;
+	__u32 dev;
+	__u32 cat;
+};
+
+/* One slot's pin of the position goes to the object that came there. */
+static long bw_adopt_pin(__u32 slot, struct bw_adopt *a)
+{
+	struct bw_pos_pin_key pk = {};
+	struct bw_inode_key k = {}, old;
+	struct bw_inode_pin *prev;
+	struct bw_pos_pin *pp;
+
+	if (!((a->mask >> (slot & 63)) & 1))
+		return 0;
+	pk.pos = a->pos;
+	pk.policy = slot;
+	pk.cat = a->cat;
+	pp = bpf_map_lookup_elem(&bw_pos_pins, &pk);
+	if (!pp)
+		return 0;
+	k.ino = a->ino;
+	k.dev = a->dev;
+	k.policy = slot;
+	k.cat = a->cat;
+	if (pp->ino && pp->ino != a->ino) {
+		/*
+		 * What was here before leaves the rule's place, and its pin with
+		 * it, unless another rule's pin was merged into it.
+		 */
+		old = k;
+		old.ino = pp->ino;
+		prev = bpf_map_lookup_elem(&bw_inodes, &old);
+		if (prev && *(__u64 *)&prev->self == *(__u64 *)&pp->pin.self &&
+		    *(__u64 *)&prev->below == *(__u64 *)&pp->pin.below)
+			bpf_map_delete_elem(&bw_inodes, &old);
+	}
+	bw_pin_put(&k, &pp->pin, BPF_ANY);
+	pp->ino = a->ino;
+	return 0;
+}
+
+/* inode comes to the position (dir, the name of dentry): give it what is due there. */
+static __always_inline void bw_adopt_at(struct inode *dir, struct dentry *dentry,
+					struct inode *inode)
+{
+	struct bw_pos_dir_key dk = {}, nk = {};
+	struct bw_adopt a = {};
+	struct bw_pos_key *key;
+	struct bw_pos *pos;
+	__u32 zero = 0, len;
+	__u64 *dpos;
+
+	dk.ino = BPF_CORE_READ(dir, i_ino);
+	if (!bw_bit_test(&bw_posbits, dk.ino))
+		return;
+	dk.dev = BPF_CORE_READ(dir, i_sb, s_dev);
+	dpos = bpf_map_lookup_elem(&bw_pos_dirs, &dk);
+	if (!dpos)
+		return;
+	key = bpf_map_lookup_elem(&bw_pos_scratch, &zero);
+	if (!key)
+		return;
+	len = BPF_CORE_READ(dentry, d_name.len);
+	if (len >= BW_POS_NAME)
+		return;
+	__builtin_memset(key->name, 0, sizeof(key->name));
+	key->dir = *dpos;
+	bpf_probe_read_kernel(key->name, len & (BW_POS_NAME - 1),
+			      BPF_CORE_READ(dentry, d_name.name));
+	pos = bpf_map_lookup_elem(&bw_positions, key);
+	if (!pos)
+		return;
+	a.pos = pos->pos;
+	a.ino = BPF_CORE_READ(inode, i_ino);
+	a.dev = dk.dev;
+	if (pos->dir) {
+		if (pos->last_dir && pos->last_dir != a.ino) {
+			nk.ino = pos->last_dir;
+			nk.dev = a.dev;
+			bpf_map_delete_elem(&bw_pos_dirs, &nk);
+		}
+		nk.ino = a.ino;
+		nk.dev = a.dev;
+		bw_bit_set(&bw_posbits, a.ino);
+		bpf_map_update_elem(&bw_pos_dirs, &nk, &a.pos, BPF_ANY);
+		pos->last_dir = a.ino;
+	}
+	a.mask = pos->pins[BW_CAT_PIN_FILE];
+	a.cat = BW_CAT_PIN_FILE;
+	if (a.mask)
+		bpf_loop(BW_MAX_POLICIES, bw_adopt_pin, &a, 0);
+	a.mask = pos->pins[BW_CAT_PIN_EXEC];
+	a.cat = BW_CAT_PIN_EXEC;
+	if (a.mask)
+		bpf_loop(BW_MAX_POLICIES, bw_adopt_pin, &a, 0);
+}
+
+/* Every new dentry with an inode: a creation, or a lookup that missed the dcache. */
+SEC("lsm/d_instantiate")
+int BPF_PROG(bw_d_inst, struct dentry *dentry, struct inode *inode)
+{
+	struct inode *dir;
+
+	if (!inode)
+		return 0;
+	dir = BPF_CORE_READ(dentry, d_parent, d_inode);
+	if (dir)
+		bw_adopt_at(dir, dentry, inode);
+	return 0;
+}
+
+/* Both directions of an exchange come here, one call each. */
+SEC("lsm/inode_rename")
+int BPF_PROG(bw_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
+	     struct inode *new_dir, struct dentry *new_dentry, int ret)
+{
+	struct inode *inode;
+
+	if (ret)
+		return ret;
+	inode = BPF_CORE_READ(old_dentry, d_inode);
+	if (inode)
+		bw_adopt_at(new_dir, new_dentry, inode);
+	return 0;
+}
+
+struct bw_link {
+	struct dentry *dentry;
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+/* Pin the linked file with its directory's subtree values, if they can deny. */
+static __always_inline void bw_link_pin(struct bw_link *l, const struct bw_policy *pol, __u32 slot,
+					__u8 cat)
+{
+	struct bw_pin_walk pw = {};
+	struct bw_inode_pin pin = {};
+	struct bw_inode_key k = {};
+
+	if (!bw_fs_has_pins(pol, l->dentry))
+		return;
+	bw_pins_walk(&pw, l->dentry, slot, cat, false, false);
+	if (pw.have_self || !pw.have_below)
+		return;
+	if (pw.below.verdict_r != BW_V_DENY && pw.below.verdict_w != BW_V_DENY)
+		return;
+	pin.self = pw.below;
+	k.ino = l->ino;
+	k.dev = l->dev;
+	k.policy = slot;
+	k.cat = cat;
+	bw_pin_put(&k, &pin, BPF_NOEXIST);
+}
+
+static long bw_link_policy(__u32 slot, struct bw_link *l)
+{
+	struct bw_policy *pol = bpf_map_lookup_elem(&bw_policies, &slot);
+
+	if (!pol || !pol->in_use)
+		return 0;
+	if (pol->has_pins)
+		bw_link_pin(l, pol, slot, BW_CAT_PIN_FILE);
+	if (pol->has_exec_pins)
+		bw_link_pin(l, pol, slot, BW_CAT_PIN_EXEC);
+	return 0;
+}
+
+/*
+ * A hard link, by anyone: a file under a denied directory keeps its
+ * denial under the new name. (Inside a sandbox path_link refuses such a
+ * link first.) Called before the link is made; if it then fails the pin
+ * only repeats what the file's directory says.
+ */
+SEC("lsm/inode_link")
+int BPF_PROG(bw_inode_link, struct dentry *old_dentry, struct inode *dir, struct dentry *new_dentry,
+	     int ret)
+{
+	struct bw_link l = {};
+	struct inode *inode;
+
+	if (ret)
+		return ret;
+	inode = BPF_CORE_READ(old_dentry, d_inode);
+	if (!inode)
+		return 0;
+	l.dentry = old_dentry;
+	l.ino = BPF_CORE_READ(inode, i_ino);
+	l.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	bpf_loop(BW_MAX_POLICIES, bw_link_policy, &l, 0);
+	return 0;
+}
