@@ -442,6 +442,13 @@ def metrics(k):
           "hook requests did not move")
     check(metric(after, "bpfwarden_governed_containers", profile="web") >= 1,
           "no governed container counted")
+    # The fill of each shared map; the loaded profiles' rules are in theirs.
+    for m in ("cgroups", "pending", "inodes", "unix_rules", "file_rules", "exec_rules",
+              "net_rules", "positions", "pos_pins", "pos_dirs"):
+        n, cap = (metric(after, "bpfwarden_map_entries", map=m),
+                  metric(after, "bpfwarden_map_capacity", map=m))
+        check(0 <= n <= cap and cap > 0, "map %s: %s entries of %s" % (m, n, cap))
+    check(metric(after, "bpfwarden_map_entries", map="file_rules") > 0, "no file rules counted")
     with urllib.request.urlopen("http://%s/healthz" % METRICS, timeout=10) as r:
         check_eq(r.read(), b"ok\n", "/healthz")
     # Its pins (made in its root) leave the shared map once it is gone.

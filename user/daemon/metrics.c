@@ -306,6 +306,18 @@ out:
 		     BW_MAX_INODE_PINS},
 		    {"unix_rules", offsetof(struct bw_maps, unix_rules), sizeof(struct bw_unix_key),
 		     BW_MAX_UNIX_KEYS},
+		    {"file_rules", offsetof(struct bw_maps, file_rules), sizeof(struct bw_path_key),
+		     BW_MAX_FILE_KEYS},
+		    {"exec_rules", offsetof(struct bw_maps, exec_rules), sizeof(struct bw_path_key),
+		     BW_MAX_FILE_KEYS},
+		    {"net_rules", offsetof(struct bw_maps, net_rules), sizeof(struct bw_net_key),
+		     BW_MAX_NET_KEYS},
+		    {"positions", offsetof(struct bw_maps, positions), sizeof(struct bw_pos_key),
+		     BW_MAX_POSITIONS},
+		    {"pos_pins", offsetof(struct bw_maps, pos_pins), sizeof(struct bw_pos_pin_key),
+		     BW_MAX_POSITIONS},
+		    {"pos_dirs", offsetof(struct bw_maps, pos_dirs), sizeof(struct bw_pos_dir_key),
+		     BW_MAX_POSITIONS},
 		};
 
 		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
