@@ -56,6 +56,9 @@ UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD
 	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
+# Shared libraries the tests load (LD_PRELOAD, dlopen): tests/helpers/lib/X.c -> libX.so.
+HELPER_LIB_SRCS := $(wildcard tests/helpers/lib/*.c)
+HELPER_LIBS := $(patsubst tests/helpers/lib/%.c,$(BUILD)/tests/lib%.so,$(HELPER_LIB_SRCS))
 
 AGENT := $(BUILD)/bpfwarden
 # The runtime hook: small, no libbpf (hook/main.c); its codec, selection rules
@@ -156,12 +159,17 @@ $(BUILD)/tests/%: tests/helpers/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(if $(findstring uring,$*),-luring)
 
-helpers: $(HELPERS)
+$(BUILD)/tests/lib%.so: tests/helpers/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -shared -fPIC $< -o $@
+
+helpers: $(HELPERS) $(HELPER_LIBS)
 
 # Host tests: need the right to create BPF maps, no BPF program.
 TRIE_TEST := $(BUILD)/tests/trie_agrees
 $(TRIE_TEST): tests/host/trie_agrees.c $(BUILD)/user/compile.o $(BUILD)/user/pins.o \
-		$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
+		$(BUILD)/user/positions.o $(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
@@ -172,9 +180,10 @@ unit: $(BUILD)/tests/unit_tests
 		BW_TEST_FIXTURES=$(abspath tests/unit/fixtures) \
 		$(BUILD)/tests/unit_tests
 
-# The compiler and the pin planning run too (pins.c links libbpf and libmount, not called).
-FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/mounts.c \
-	user/util.c
+# The compiler and the pin planning run too (pins.c and positions.c link libbpf
+# and libmount, not called).
+FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/positions.c \
+	user/mounts.c user/util.c
 $(BUILD)/fuzz/fuzz_profile: $(FUZZ_SRCS) $(wildcard include/*.h policy/*.h user/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -200,6 +209,8 @@ hosttest: all $(TRIE_TEST)
 	$(Q)$(TRIE_TEST)
 	$(call msg,TEST,network rules on the host kernel $(shell uname -r))
 	$(Q)/usr/bin/python3 tests/integration/test_net.py
+	$(call msg,TEST,network doors on the host kernel $(shell uname -r))
+	$(Q)/usr/bin/python3 tests/escape/test_netdoors.py
 	$(call msg,TEST,the command line on the host kernel)
 	$(Q)/usr/bin/python3 tests/integration/test_cli.py
 
@@ -237,7 +248,7 @@ install: agent hook helpers
 		install -D -m 755 $$f $(DESTDIR)$(SELFTEST_DIR)/build/tests/$${f##*/} || exit 1; done
 
 format:
-	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h user/daemon/*.c user/daemon/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/fuzz/*.c tests/host/*.c)
+	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h user/daemon/*.c user/daemon/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/helpers/lib/*.c tests/fuzz/*.c tests/host/*.c)
 
 clean:
 	rm -rf $(BUILD)

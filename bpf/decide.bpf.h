@@ -28,6 +28,13 @@ static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len)
 }
 #endif
 
+/*
+ * Which slot of a rule's value an access reads: file rules keep `r` and `w`;
+ * exec rules keep running (x) in `r` and mapping executable (m) in `w`.
+ */
+#define BW_SLOT_R (BW_ACC_R | BW_ACC_X)
+#define BW_SLOT_W (BW_ACC_W | BW_ACC_M)
+
 struct bw_decision {
 	__u8 verdict;
 	__u8 flags;
@@ -58,11 +65,11 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
 	__u8 v;
 	__u16 rule;
 
-	if (access & (BW_ACC_R | BW_ACC_X)) {
+	if (access & BW_SLOT_R) {
 		bw_pin_pick(pw, BW_ACC_R, &v, &rule);
 		bw_decide_access(d, v, rule, default_verdict);
 	}
-	if (access & BW_ACC_W) {
+	if (access & BW_SLOT_W) {
 		bw_pin_pick(pw, BW_ACC_W, &v, &rule);
 		bw_decide_access(d, v, rule, default_verdict);
 	}
@@ -73,7 +80,9 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
  * with the rules in `rules` (a trie of the category) and the pins of `cat`.
  * has_mnt is false for attribute changes, whose hook names no mount, and for
  * objects without a path in the task's view (bpf/path.bpf.h): then the pins
- * alone decide, else the default. Exec decisions use the `r` slot of the values.
+ * alone decide, else the default. Exec decisions use the `r` slot of the
+ * values for running a file and the `w` slot for mapping it executable
+ * (BW_SLOT_*).
  * Returns 0 or -EACCES; an event is sent for every refusal or audit.
  */
 static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
@@ -105,7 +114,10 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	len &= BW_BUF_MASK;
 
 	if ((flags & BW_EVF_UNREACHABLE) && cat == BW_CAT_PIN_EXEC) {
-		/* A memfd or other file without a path runs only if the profile says so. */
+		/*
+		 * A memfd or other file without a path runs, or is mapped
+		 * executable, only if the profile says so.
+		 */
 		d.verdict = pol->exec_memfd ? BW_V_ALLOW : BW_V_DENY;
 		d.rule = pol->exec_memfd_rule;
 	} else if (flags & BW_EVF_UNREACHABLE) {
@@ -132,10 +144,10 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 			s->key.path[len] = '\0';
 		s->key.prefixlen = bw_path_key_bits(len);
 		r = bpf_map_lookup_elem(rules, &s->key);
-		if (access & (BW_ACC_R | BW_ACC_X))
+		if (access & BW_SLOT_R)
 			bw_decide_access(&d, r ? r->verdict_r : BW_V_NONE, r ? r->rule_r : 0,
 					 default_verdict);
-		if (access & BW_ACC_W)
+		if (access & BW_SLOT_W)
 			bw_decide_access(&d, r ? r->verdict_w : BW_V_NONE, r ? r->rule_w : 0,
 					 default_verdict);
 	}
@@ -218,13 +230,14 @@ static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, stru
 }
 
 /*
- * The decision on a file rule's object named by a path hook as (mount,
- * dentry), walked by us; no mount for attribute changes. Kept apart from
- * bw_decide_file: merged, the compiler shares one call whose NULL dentry
- * the 6.1 verifier follows into the pin walk.
+ * The decision on an object named as (mount, dentry) by a hook that may not
+ * call bpf_d_path, its path walked by us; no mount for attribute changes.
+ * Kept apart from bw_decide_file: merged, the compiler shares one call whose
+ * NULL dentry the 6.1 verifier follows into the pin walk.
  */
-static __always_inline int bw_decide_path(__u64 cgid, struct bw_cgroup *cg, struct vfsmount *mnt,
-					  struct dentry *dentry, __u8 op, __u8 access)
+static __always_inline int bw_decide_walked(__u64 cgid, struct bw_cgroup *cg, void *rules, __u8 cat,
+					    struct vfsmount *mnt, struct dentry *dentry, __u8 op,
+					    __u8 access)
 {
 	__u32 zero = 0, flags = 0, len;
 	struct bw_scratch *s;
@@ -236,8 +249,14 @@ static __always_inline int bw_decide_path(__u64 cgid, struct bw_cgroup *cg, stru
 	if (mnt && bw_mnt_foreign(mnt))
 		mnt = NULL;
 	len = bw_path_build(s, mnt, dentry, &flags);
-	return bw_decide(s, cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, dentry, mnt != NULL, len,
-			 flags, op, access);
+	return bw_decide(s, cgid, cg, rules, cat, dentry, mnt != NULL, len, flags, op, access);
+}
+
+/* A file rule's object named by a path hook. */
+static __always_inline int bw_decide_path(__u64 cgid, struct bw_cgroup *cg, struct vfsmount *mnt,
+					  struct dentry *dentry, __u8 op, __u8 access)
+{
+	return bw_decide_walked(cgid, cg, &bw_file_rules, BW_CAT_PIN_FILE, mnt, dentry, op, access);
 }
 
 #endif /* BW_DECIDE_BPF_H */

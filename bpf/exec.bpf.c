@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Exec enforcement on bprm_check_security, which the kernel calls for the
- * file really being executed by every route: execve and execveat (including
- * fexecve, execveat(fd, "", AT_EMPTY_PATH)), and again for a script's
- * interpreter, so that script and interpreter must both be allowed. The
- * dynamic loader run directly (`ld.so /path/prog`) is an exec of the loader:
- * refused unless the profile allows the loader's own path. A memfd or other
- * file without a path runs only under `allow exec memfd`.
+ * Which code may run, decided by exec rules on every route to it:
  *
- * Processes outside every governed cgroup cost two hash lookups (the second
- * for a cgroup waiting for its first exec); for governed ones every internal
- * failure fails closed (-EACCES).
+ * - bprm_check_security, which the kernel calls for the file really being
+ *   executed by every route: execve and execveat (including fexecve,
+ *   execveat(fd, "", AT_EMPTY_PATH)), and again for a script's
+ *   interpreter, so that script and interpreter must both be allowed to run.
+ * - mmap_file and file_mprotect with PROT_EXEC: a file's code mapped
+ *   executable, by the kernel at exec (the program and its loader), by the
+ *   loader (libraries, LD_PRELOAD, dlopen, and the program it was asked to
+ *   run when run directly: `ld.so /path/prog`), or by anything else.
+ *   Mapping needs `allow exec` or `allow exec lib`, so the loader run
+ *   directly runs only what the profile lets run or map anyway.
+ *
+ * A memfd or other file without a path runs or is mapped only under `allow
+ * exec memfd`. Anonymous memory made executable (JITs) is not governed
+ * (docs/enforcement.md, "Mapped code").
+ *
+ * Processes outside every governed cgroup cost one hash lookup (an exec
+ * two: the second for a cgroup waiting for its first exec), and a mapping that is not executable or has no file costs none; for governed
+ * processes every internal failure fails closed (-EACCES).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -103,4 +112,81 @@ int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 	}
 	return bw_decide_file(cgid, cg, bprm->file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
 			      BW_ACC_X);
+}
+
+/*
+ * The kernel mapping the program of the exec bprm_check just decided: the
+ * task is inside execve (in_execve) and the new mm's exe_file is the program.
+ * Deciding it again would give a program run in audit or learn mode a second
+ * event. Only that file: the loader the program names (PT_INTERP), mapped in
+ * the same exec, is decided as a library. On a kernel without in_execve the
+ * program is decided again, which `allow exec` allows.
+ */
+static __always_inline bool bw_exec_maps_program(struct file *file)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(task->in_execve) ||
+	    !BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+		return false;
+	return BPF_CORE_READ(task, mm, exe_file) == file;
+}
+
+/*
+ * mmap(2) is frequent: what is not executable, or is anonymous, returns
+ * before anything else. `prot` is what the mapping will get (READ_IMPLIES_EXEC
+ * already applied), reqprot only what was asked.
+ */
+SEC("lsm/mmap_file")
+int BPF_PROG(bw_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags, int ret)
+{
+	struct bw_cgroup *cg;
+	__u64 cgid, raw = 0;
+
+	if (ret)
+		return ret;
+	if (!(prot & PROT_EXEC))
+		return 0;
+	/*
+	 * Anonymous memory comes with no file. These kernels' verifier takes a
+	 * hook's pointer argument as never NULL and may drop a test of it as
+	 * dead code, so the raw argument is tested.
+	 */
+	bpf_probe_read_kernel(&raw, sizeof(raw), &ctx[0]);
+	if (!raw)
+		return 0;
+	cg = bw_governing(&cgid);
+	if (!cg || bw_exec_maps_program(file))
+		return 0;
+	return bw_decide_file(cgid, cg, file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_MMAP,
+			      BW_ACC_M);
+}
+
+/*
+ * A file mapping made executable later (mapped readable, then mprotect). A
+ * mapping that is executable already was decided when it became so. This
+ * hook runs under the mmap lock and may not call bpf_d_path: the path is
+ * walked (bpf/path.bpf.h).
+ */
+SEC("lsm/file_mprotect")
+int BPF_PROG(bw_file_mprot, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot,
+	     int ret)
+{
+	struct bw_cgroup *cg;
+	struct file *file;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	if (!(prot & PROT_EXEC) || (vma->vm_flags & VM_EXEC))
+		return 0;
+	file = vma->vm_file;
+	if (!file)
+		return 0;
+	cg = bw_governing(&cgid);
+	if (!cg)
+		return 0;
+	return bw_decide_walked(cgid, cg, &bw_exec_rules, BW_CAT_PIN_EXEC, file->f_path.mnt,
+				file->f_path.dentry, BW_OP_MPROTECT, BW_ACC_M);
 }

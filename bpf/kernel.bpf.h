@@ -20,6 +20,10 @@
 #define AF_INET6  10
 #define AF_PACKET 17
 
+/* mmap(2) and mprotect(2) protection, and the vma flag it sets */
+#define PROT_EXEC 0x4
+#define VM_EXEC	  0x4
+
 #define FMODE_READ  0x1
 #define FMODE_WRITE 0x2
 #define O_TRUNC	    01000

@@ -62,8 +62,8 @@ struct {
 
 /*
  * File rules and exec rules of every policy, one trie each, keyed alike: the
- * longest matching prefix is the most specific rule. Exec rules decide with
- * the `r` slot of their values.
+ * longest matching prefix is the most specific rule. Exec rules decide
+ * running with the `r` slot of their values, mapping executable with `w`.
  */
 #define BW_PATH_RULES(name)                                                                        \
 	struct {                                                                                   \

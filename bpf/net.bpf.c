@@ -20,35 +20,24 @@
 #include "maps.bpf.h"
 #include "event.bpf.h"
 #include "kernel.bpf.h"
+#include "netrules.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-/*
- * 0.0.0.0 and :: reach the local host: a destination is decided as the
- * loopback address it really reaches (bind keeps them: "every address").
- */
-static __always_inline void bw_local_dest(struct bw_net_key *k)
-{
-	__u32 *a = (__u32 *)k->addr;
-
-	if (a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0xffff) && a[3] == 0)
-		a[3] = bpf_htonl(0x7f000001);
-	else if (a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == 0)
-		a[3] = bpf_htonl(1);
-}
 
 static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool v6)
 {
 	struct bw_net_obj obj = {};
 	struct bw_net_key k = {};
-	struct bw_net_value *r;
 	struct bw_cgroup *cg;
 	struct bw_policy *pol;
-	__u32 *a = (__u32 *)k.addr, i, n;
-	__u16 port, rule = 0;
-	__u8 verdict = BW_V_NONE, proto;
+	__u32 *a = (__u32 *)k.addr;
+	__u16 port, rule;
+	__u8 verdict, proto;
 	__u64 cgid;
 
+	proto = bw_net_proto(ctx->protocol);
+	if (!proto)
+		return 1; /* decided when the socket was made (bw_sock_create) */
 	cg = bw_governing(&cgid);
 	if (!cg)
 		return 1;
@@ -56,7 +45,6 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	if (!pol)
 		return 0;
 
-	proto = ctx->protocol == IPPROTO_UDP ? IPPROTO_UDP : IPPROTO_TCP;
 	port = bpf_ntohs((__u16)ctx->user_port);
 	if (v6) {
 		a[0] = ctx->user_ip6[0];
@@ -67,29 +55,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 		a[2] = bpf_htonl(0xffff);
 		a[3] = ctx->user_ip4;
 	}
-	if (op != BW_NOP_BIND)
-		bw_local_dest(&k);
-	k.policy = cg->policy;
-	k.op = op == BW_NOP_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
-	k.proto = proto;
-	k.prefixlen = BW_NET_KEY_HEAD_BITS + 128;
-	r = bpf_map_lookup_elem(&bw_net_rules, &k);
-	if (r) {
-		n = r->n;
-		for (i = 0; i < BW_NET_RANGES; i++) {
-			if (i >= n)
-				break;
-			if (port >= r->r[i].lo && port <= r->r[i].hi) {
-				verdict = r->r[i].verdict;
-				rule = r->r[i].rule;
-				break;
-			}
-		}
-	}
-	if (verdict == BW_V_NONE) {
-		verdict = pol->default_net;
-		rule = 0;
-	}
+	verdict = bw_net_verdict(pol, cg->policy, &k, op, proto, port, &rule);
 	if (verdict != BW_V_DENY)
 		return 1;
 
@@ -121,8 +87,12 @@ BW_SOCK_ADDR_PROG(bw_bind4, "cgroup/bind4", BW_NOP_BIND, false)
 BW_SOCK_ADDR_PROG(bw_bind6, "cgroup/bind6", BW_NOP_BIND, true)
 
 /*
- * Raw IP sockets (any kernel: inet_create runs this program). Packet sockets
- * are not inet sockets: the LSM program in sock.bpf.c refuses those.
+ * Raw IP sockets, and IP sockets of a protocol no address rule names (ICMP
+ * echo "ping" sockets, SCTP, L2TP, ...): they reach peers that no connect or
+ * sendmsg program decides (a ping socket's or an SCTP socket's sendto), so
+ * they are decided here, whatever the peer, by `net raw` (any kernel:
+ * inet_create runs this program, with the protocol resolved). Other families
+ * are not inet sockets: the LSM program in sock.bpf.c decides those.
  */
 SEC("cgroup/sock_create")
 int bw_sock_create(struct bpf_sock *ctx)
@@ -133,7 +103,7 @@ int bw_sock_create(struct bpf_sock *ctx)
 	__u8 verdict;
 	__u64 cgid;
 
-	if (ctx->type != SOCK_RAW)
+	if (ctx->type != SOCK_RAW && bw_net_proto(ctx->protocol))
 		return 1;
 	cg = bw_governing(&cgid);
 	if (!cg)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Packet sockets (AF_PACKET) on socket_create: they see and forge every frame
- * of an interface, and they are not inet sockets, so no cgroup program runs
- * for them. Raw IP sockets are refused by the cgroup sock_create program in
- * net.bpf.c on every kernel; this program needs BPF LSM.
+ * Sockets no address rule decides, on socket_create: packet sockets
+ * (AF_PACKET) see and forge every frame of an interface, and vsock, TIPC,
+ * RDS, SMC, XDP, CAN, Bluetooth and the other families carry data to peers
+ * no rule can name. None of them is an inet socket, so no cgroup program
+ * runs for them. Raw IP sockets and IP protocols without rules are decided
+ * by the cgroup sock_create program in net.bpf.c on every kernel; this
+ * program needs BPF LSM.
  *
  * Processes outside every governed cgroup cost one hash lookup; for governed
  * ones every internal failure fails closed (-EPERM).
@@ -18,8 +21,25 @@
 #include "event.bpf.h"
 #include "kernel.bpf.h"
 #include "path.bpf.h"
+#include "unix.bpf.h"
+#include "netrules.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+#define AF_KEY	   15
+#define AF_NETLINK 16
+#define AF_ALG	   38
+#define S_IFSOCK   0140000
+
+/*
+ * Families decided elsewhere (unix and IP by their rules) or that only talk
+ * to the kernel (netlink, PF_KEY, the crypto API).
+ */
+static __always_inline bool bw_family_ruled(int family)
+{
+	return family == AF_UNIX || family == AF_INET || family == AF_INET6 ||
+	       family == AF_NETLINK || family == AF_KEY || family == AF_ALG;
+}
 
 SEC("lsm/socket_create")
 int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int ret)
@@ -32,7 +52,7 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 
 	if (ret)
 		return ret;
-	if (family != AF_PACKET || kern)
+	if (bw_family_ruled(family) || kern)
 		return 0;
 	cg = bw_governing(&cgid);
 	if (!cg)
@@ -43,7 +63,12 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	verdict = pol->net_raw ? pol->net_raw : pol->default_net;
 	if (verdict != BW_V_DENY)
 		return 0;
-	obj.family = BW_FAM_PACKET;
+	if (family == AF_PACKET) {
+		obj.family = BW_FAM_PACKET;
+	} else {
+		obj.family = BW_FAM_OTHER;
+		obj.addr[0] = family;
+	}
 	obj.proto = type;
 	obj.port = protocol;
 	return bw_lsm_ret(
@@ -52,138 +77,9 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 }
 
 /*
- * unix sockets: connect (stream and seqpacket) and every datagram sent are
- * decided on the peer socket really reached, by its name: the path of its
- * socket file as the connecting process sees it, or "@" and its abstract
- * name. bind is decided by the name asked for; a relative path is matched as
- * written, so it never meets a rule (rule paths are absolute).
+ * The abstract name asked for in a bind(2) into u->name ("@" + the name);
+ * -1 for a path, decided when its file is made (bw_unix_mknod).
  */
-struct bw_unix_event {
-	struct bw_event ev;
-	char name[BW_UNIX_NAME];
-};
-
-/*
- * The name is built in a bw_unix_key with room after it: lengths are
- * clamped to the name, and the verifier, which cannot follow the clamp
- * through the compiler's code, is shown a mask (after a barrier, so that the
- * compiler keeps it); a masked read must stay inside the map value.
- */
-#define BW_UNIX_MASK 127
-
-struct bw_unix_scratch {
-	struct bw_unix_key key;
-	char slack[BW_UNIX_MASK + 1 - BW_UNIX_NAME + 1];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bw_unix_scratch);
-} bw_unix_scratch SEC(".maps");
-
-/* A name's learn identity: two FNV-1a hashes of its bytes (different bases), and its length. */
-static __always_inline void bw_unix_id(struct bw_learn_key *id, const char *name, __u32 len)
-{
-	__u64 h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
-	__u32 i;
-
-	for (i = 0; i < BW_UNIX_NAME; i++) {
-		if (i >= len)
-			break;
-		h1 = (h1 ^ (__u8)name[i]) * 0x100000001b3ULL;
-		h2 = (h2 ^ (__u8)name[i]) * 0x100000001b3ULL;
-	}
-	id->a = h1;
-	id->b = h2;
-	id->c = len;
-}
-
-static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
-					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len)
-{
-	struct bw_learn_key id = {};
-	struct bw_unix_event *e;
-	struct bw_unix_value *v;
-	struct bw_policy *pol;
-	struct bw_outcome o;
-	__u32 policy = cg->policy;
-	__u16 rule = 0;
-	__u8 verdict;
-
-	pol = bw_policy_of(cg);
-	if (!pol)
-		return -EPERM;
-	u->policy = policy;
-	u->op = op;
-	v = bpf_map_lookup_elem(&bw_unix_rules, u);
-	verdict = v ? v->verdict : pol->default_net;
-	if (v)
-		rule = v->rule;
-	if (verdict != BW_V_DENY)
-		return 0;
-	if (len > BW_UNIX_NAME)
-		len = BW_UNIX_NAME;
-	bw_unix_id(&id, u->name, len);
-	o = bw_deny_outcome(cgid, cg, pol, rule, evop, 0, BW_EVF_UNIX, &id);
-	if (!o.type)
-		return bw_lsm_ret(o, -EPERM);
-	e = bw_event_reserve(policy, sizeof(*e));
-	if (!e)
-		return bw_lsm_ret(o, -EPERM);
-	bw_event_head(&e->ev, cgid, policy, o, evop, 0, rule, BW_EVF_UNIX);
-	/* The whole name field: path_len says how much of it is used. */
-	e->ev.path_len = len;
-	__builtin_memcpy(e->name, u->name, sizeof(e->name));
-	bpf_ringbuf_submit(e, 0);
-	return bw_lsm_ret(o, -EPERM);
-}
-
-/* The peer's name into u->name ("@" + abstract name, or its socket file's path). */
-static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock *other, __u32 *len)
-{
-	struct unix_sock *peer = (struct unix_sock *)other;
-	struct unix_address *addr = BPF_CORE_READ(peer, addr);
-	struct dentry *dentry = BPF_CORE_READ(peer, path.dentry);
-	__u32 zero = 0, flags = 0, n;
-	struct bw_scratch *s;
-	int alen;
-
-	__builtin_memset(u->name, 0, sizeof(u->name));
-	if (!addr)
-		return -1; /* unnamed: a socketpair or an unbound socket, nothing to name */
-	if (dentry) {
-		s = bpf_map_lookup_elem(&bw_scratch, &zero);
-		if (!s)
-			return -1;
-		n = bw_path_build(s, BPF_CORE_READ(peer, path.mnt), dentry, &flags);
-		if (flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_UNREACHABLE) || n >= BW_UNIX_NAME) {
-			/* A name no rule can spell: decided by the default. */
-			bpf_probe_read_kernel(u->name, BW_UNIX_NAME - 1, s->key.path);
-			*len = BW_UNIX_NAME - 1;
-			return 0;
-		}
-		barrier_var(n);
-		bpf_probe_read_kernel(u->name, n & BW_UNIX_MASK, s->key.path);
-		*len = n;
-		return 0;
-	}
-	/* Abstract: sun_path starts with a NUL, and the name runs to addr->len. */
-	alen = BPF_CORE_READ(addr, len) - 2 /* sun_family */ - 1 /* the leading NUL */;
-	if (alen <= 0)
-		return -1;
-	n = alen;
-	if (n > BW_UNIX_NAME - 1)
-		n = BW_UNIX_NAME - 1;
-	u->name[0] = '@';
-	barrier_var(n);
-	bpf_probe_read_kernel(&u->name[1], n & BW_UNIX_MASK, (char *)addr->name[0].sun_path + 1);
-	*len = n + 1;
-	return 0;
-}
-
-/* The name asked for in a bind(2) into u->name ("@" + abstract name, or the path). */
 static __always_inline int bw_unix_bind_name(struct bw_unix_key *u, struct sockaddr *address,
 					     int addrlen, __u32 *len)
 {
@@ -195,28 +91,27 @@ static __always_inline int bw_unix_bind_name(struct bw_unix_key *u, struct socka
 		n = BW_UNIX_NAME - 1;
 	barrier_var(n);
 	bpf_probe_read_kernel(u->name, n, (char *)address + 2);
-	if (u->name[0] == '\0') {
-		/* abstract: "@" and the name after the leading NUL */
-		u->name[0] = '@';
-		*len = n;
-	} else {
-		n = bpf_probe_read_kernel_str(u->name, BW_UNIX_NAME, (char *)address + 2);
-		*len = (long)n > 0 ? n - 1 : 0;
-	}
+	if (u->name[0] != '\0')
+		return -1;
+	u->name[0] = '@';
+	*len = n;
 	return 0;
 }
 
 /*
  * A unix socket operation by a governed process: on the peer really reached
- * (connect, send), or on the name asked for (bind: peer is NULL).
+ * (connect, send: peer), on the socket file being made (bind to a path:
+ * dentry), or on the abstract name asked for (bind: address).
  */
-static __always_inline int bw_unix_check(struct sock *peer, struct sockaddr *address, int addrlen,
-					 __u8 evop)
+static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt,
+					 struct dentry *dentry, struct sockaddr *address,
+					 int addrlen, __u8 evop)
 {
 	struct bw_unix_key *u;
 	struct bw_cgroup *cg;
 	__u32 zero = 0, len = 0;
 	__u64 cgid;
+	int err;
 
 	cg = bw_governing(&cgid);
 	if (!cg)
@@ -224,7 +119,15 @@ static __always_inline int bw_unix_check(struct sock *peer, struct sockaddr *add
 	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
 	if (!u)
 		return -EPERM;
-	if (peer ? bw_unix_peer_name(u, peer, &len) : bw_unix_bind_name(u, address, addrlen, &len))
+	if (peer) {
+		err = bw_unix_peer_name(u, peer, &len);
+	} else if (dentry) {
+		__builtin_memset(u->name, 0, sizeof(u->name));
+		err = bw_unix_path_name(u, mnt, dentry, &len);
+	} else {
+		err = bw_unix_bind_name(u, address, addrlen, &len);
+	}
+	if (err)
 		return 0;
 	return bw_unix_decide(u, cgid, cg, peer ? BW_NOP_CONNECT : BW_NOP_BIND, evop, len);
 }
@@ -234,7 +137,7 @@ int BPF_PROG(bw_unix_connect, struct sock *sock, struct sock *other, struct sock
 {
 	if (ret)
 		return ret;
-	return bw_unix_check(other, NULL, 0, BW_OP_CONNECT);
+	return bw_unix_check(other, NULL, NULL, NULL, 0, BW_OP_CONNECT);
 }
 
 SEC("lsm/unix_may_send")
@@ -242,7 +145,7 @@ int BPF_PROG(bw_unix_send, struct socket *sock, struct socket *other, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_unix_check(BPF_CORE_READ(other, sk), NULL, 0, BW_OP_SENDMSG);
+	return bw_unix_check(BPF_CORE_READ(other, sk), NULL, NULL, NULL, 0, BW_OP_SENDMSG);
 }
 
 SEC("lsm/socket_bind")
@@ -252,5 +155,73 @@ int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int 
 		return ret;
 	if (BPF_CORE_READ(address, sa_family) != AF_UNIX || addrlen <= 2)
 		return 0;
-	return bw_unix_check(NULL, address, addrlen, BW_OP_BIND);
+	return bw_unix_check(NULL, NULL, NULL, address, addrlen, BW_OP_BIND);
+}
+
+/*
+ * bind(2) to a path makes the socket file here, after the kernel resolved
+ * the name; mknod(2) of a socket inode is decided as a bind too.
+ */
+SEC("lsm/path_mknod")
+int BPF_PROG(bw_unix_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	if (ret)
+		return ret;
+	if ((mode & S_IFMT) != S_IFSOCK)
+		return 0;
+	return bw_unix_check(NULL, dir->mnt, dentry, NULL, 0, BW_OP_BIND);
+}
+
+/*
+ * UDP-Lite's connect, which no cgroup program sees (its protocol has no
+ * pre_connect hook), decided by the udp rules as the cgroup programs decide
+ * UDP's; its unconnected datagrams pass the cgroup sendmsg programs.
+ */
+SEC("lsm/socket_connect")
+int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+	struct bw_net_obj obj = {};
+	struct bw_net_key k = {};
+	struct bw_cgroup *cg;
+	struct bw_policy *pol;
+	__u32 *a = (__u32 *)k.addr;
+	__u16 port, rule, family;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	if (BPF_CORE_READ(sock, sk, sk_protocol) != IPPROTO_UDPLITE)
+		return 0;
+	cg = bw_governing(&cgid);
+	if (!cg)
+		return 0;
+	pol = bw_policy_of(cg);
+	if (!pol)
+		return -EPERM;
+	family = BPF_CORE_READ(address, sa_family);
+	if (family == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
+		struct sockaddr_in *sin = (void *)address;
+
+		a[2] = bpf_htonl(0xffff);
+		a[3] = BPF_CORE_READ(sin, sin_addr.s_addr);
+		port = BPF_CORE_READ(sin, sin_port);
+	} else if (family == AF_INET6 && addrlen >= (int)sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 *sin6 = (void *)address;
+
+		bpf_probe_read_kernel(a, 16, &sin6->sin6_addr);
+		port = BPF_CORE_READ(sin6, sin6_port);
+	} else {
+		return 0; /* AF_UNSPEC: a disconnect */
+	}
+	port = bpf_ntohs(port);
+	if (bw_net_verdict(pol, cg->policy, &k, BW_NOP_CONNECT, IPPROTO_UDP, port, &rule) !=
+	    BW_V_DENY)
+		return 0;
+	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));
+	obj.port = port;
+	obj.family =
+	    BPF_CORE_READ(sock, sk, __sk_common.skc_family) == AF_INET6 ? BW_FAM_IPV6 : BW_FAM_IPV4;
+	obj.proto = IPPROTO_UDP;
+	return bw_lsm_ret(bw_net_outcome(cgid, cg, pol, BW_OP_CONNECT, rule, &obj), -EPERM);
 }

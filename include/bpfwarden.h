@@ -104,6 +104,12 @@ enum bw_mode {
 #define BW_ACC_R 0x1
 #define BW_ACC_W 0x2
 #define BW_ACC_X 0x4 /* executing: decided by exec rules (the `r` slot of their values) */
+/*
+ * Mapping a file's code executable (mmap, mprotect with PROT_EXEC): decided by
+ * exec rules with the `w` slot of their values, which `allow exec lib` fills
+ * alone and `allow exec` together with `r`.
+ */
+#define BW_ACC_M 0x8
 
 enum bw_verdict {
 	BW_V_NONE = 0, /* no rule: the category default decides */
@@ -225,6 +231,8 @@ static inline __u32 bw_path_key_bits(__u32 len)
  * Decision of the most specific rule for each access; the compiler fills the
  * accesses a key's own rules leave open from its nearest ancestor, so one
  * trie lookup decides. rule ids index the profile's rule table (0: default).
+ * Exec rules: `r` is running the file (BW_ACC_X), `w` mapping its code
+ * executable (BW_ACC_M).
  */
 struct bw_path_rule {
 	__u16 rule_r;
@@ -388,12 +396,14 @@ _Static_assert(sizeof(struct bw_unix_value) == 4, "bw_unix_value size");
 
 /*
  * The object of a network event, in the path bytes of struct bw_event. For
- * BW_OP_SOCKET (a raw or packet socket): family BW_FAM_*, proto the socket
- * type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr zero.
+ * BW_OP_SOCKET (a socket no address rule decides): family BW_FAM_*, proto
+ * the socket type (SOCK_RAW, SOCK_DGRAM...), port the protocol number, addr
+ * zero but for BW_FAM_OTHER, whose addr[0] is the AF_* family.
  */
 #define BW_FAM_IPV4   4
 #define BW_FAM_IPV6   6
-#define BW_FAM_PACKET 17 /* AF_PACKET */
+#define BW_FAM_PACKET 17  /* AF_PACKET */
+#define BW_FAM_OTHER  255 /* vsock, TIPC, ...: addr[0] says which */
 
 struct bw_net_obj {
 	__u8 addr[16]; /* as decided: IPv6 form, IPv4 mapped */
@@ -491,6 +501,8 @@ enum bw_op {
 	BW_OP_REMOVEXATTR,
 	BW_OP_SETACL,	/* a POSIX ACL set or removed */
 	BW_OP_SETFLAGS, /* inode flags (chattr): FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR */
+	BW_OP_MMAP,	/* a file's code mapped executable (BW_ACC_M) */
+	BW_OP_MPROTECT, /* a file mapping made executable */
 	BW_OP_MAX,
 };
 

@@ -245,20 +245,48 @@ static int rule_file(struct fctx *fc, struct bw_rule *r, const struct bw_token *
 	return 0;
 }
 
+/*
+ * `exec PATH` runs and maps a program, `exec lib PATH` only maps a library's
+ * code into a program that runs (docs/profile-language.md), `exec memfd`
+ * both for a memfd.
+ */
 static int rule_exec(struct fctx *fc, struct bw_rule *r, const struct bw_token *cat)
 {
-	struct bw_token path;
+	struct bw_token path, lib;
 	struct bw_path np;
+	bool ok = true;
 
-	if (!take(fc, cat, "missing program path or 'memfd'", &path))
+	if (!take(fc, cat, "missing program path, 'lib PATH' or 'memfd'", &path))
 		return -1;
-	if (tok_is(&path, "memfd")) {
+	r->file.access = BW_ACC_X | BW_ACC_M;
+	if (tok_is(&path, "lib")) {
+		lib = path;
+		if (!take(fc, &lib, "missing library path after 'lib'", &path))
+			return -1;
+		if (r->verdict == BW_V_DENY) {
+			error_at(fc, &lib,
+				 "'lib' is for allow rules only: 'deny exec PATH' refuses both "
+				 "running and mapping PATH");
+			ok = false;
+		}
+		if (tok_is(&path, "memfd")) {
+			error_at(fc, &path,
+				 "'allow exec memfd' lets a memfd both run and be mapped: 'lib' "
+				 "takes a path");
+			return 0;
+		}
+		r->file.access = BW_ACC_M;
+	} else if (tok_is(&path, "memfd")) {
 		r->file.memfd = true;
 		store_rule(fc, r);
 		return 0;
 	}
 	if (!rule_path(fc, &path, true, BW_RULE_PATH_MAX, "path", &np))
 		return 0;
+	if (!ok) {
+		free(np.path);
+		return 0;
+	}
 	r->file.path = np.path;
 	r->file.subtree = np.subtree;
 	store_rule(fc, r);

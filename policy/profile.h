@@ -47,10 +47,15 @@ struct bw_origin {
 };
 
 struct bw_file_rule {
-	unsigned access; /* BW_ACC_R | BW_ACC_W (include/bpfwarden.h); exec rules: 0 */
-	char *path;	 /* absolute, normalised, no trailing "/" or "**" */
-	bool subtree;	 /* the rule ended in "/" "**": the directory and all below */
-	bool memfd;	 /* exec only: `allow exec memfd` (path is NULL) */
+	/*
+	 * File rules: BW_ACC_R | BW_ACC_W (include/bpfwarden.h). Exec rules:
+	 * BW_ACC_X | BW_ACC_M (run and map: `exec PATH`, `exec memfd`), or
+	 * BW_ACC_M alone (map only: `allow exec lib PATH`).
+	 */
+	unsigned access;
+	char *path;   /* absolute, normalised, no trailing "/" or "**" */
+	bool subtree; /* the rule ended in "/" "**": the directory and all below */
+	bool memfd;   /* exec only: `allow exec memfd` (path is NULL) */
 };
 
 struct bw_net_rule {
@@ -87,6 +92,19 @@ struct bw_rule {
 		struct bw_ns_rule ns;	  /* BW_CAT_NS */
 	};
 };
+
+/*
+ * The slots of a path trie value (struct bw_path_rule) that a file or exec
+ * rule decides, as BW_ACC_R (`r`) and BW_ACC_W (`w`): a file rule its
+ * access; an exec rule running (BW_ACC_X) in `r` and mapping (BW_ACC_M) in `w`.
+ */
+static inline unsigned bw_rule_slots(const struct bw_rule *r)
+{
+	if (r->cat == BW_CAT_FILE)
+		return r->file.access & (BW_ACC_R | BW_ACC_W);
+	return (r->file.access & BW_ACC_X ? BW_ACC_R : 0) |
+	       (r->file.access & BW_ACC_M ? BW_ACC_W : 0);
+}
 
 /* "mount", "chroot", "userns" for BW_NS_*; NULL for anything else. */
 const char *bw_ns_name(unsigned what);

@@ -62,10 +62,14 @@ static int cmp_index(const void *pa, const void *pb, void *arg)
 	return c ? c : cmp_int((long)a, (long)b);
 }
 
-/* File rules overlap by access bit; exec, net and view rules always overlap. */
+/*
+ * File rules overlap by access bit, exec rules by what they decide (running,
+ * mapping: `exec lib` overlaps `exec` on mapping); net and view rules always
+ * overlap.
+ */
 static unsigned access_bits(const struct bw_rule *r)
 {
-	return r->cat == BW_CAT_FILE ? (r->file.access & (BW_ACC_R | BW_ACC_W)) : 1;
+	return r->cat == BW_CAT_FILE || r->cat == BW_CAT_EXEC ? bw_rule_slots(r) : 1;
 }
 
 #define NONE SIZE_MAX

@@ -5,7 +5,10 @@
  * directory itself). The kernel's longest-prefix lookup then returns the
  * most specific key. So that one lookup decides every access, each key's
  * accesses that its own rules leave open are filled here from the nearest
- * ancestor key; at equal specificity a deny wins.
+ * ancestor key; at equal specificity a deny wins. Exec rules become keys of
+ * their own trie the same way, running in the `r` slot and mapping
+ * executable in the `w` slot (bw_rule_slots), so that `allow exec lib` and
+ * `allow exec` are each decided by their most specific rule.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -171,6 +174,37 @@ const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, siz
 	return best;
 }
 
+/*
+ * The same answer in O(depth * log n), for the agent's own lookups (pins,
+ * learn), which made starting a large profile quadratic: v is sorted (as
+ * bw_compile leaves it), and its keys are whole paths ("P\0") or subtrees
+ * ("P/"), so the candidates are the path itself and its prefixes that end
+ * at a '/', longest first.
+ */
+const struct bw_file_entry *bw_entries_find(const struct bw_file_entry *v, size_t n,
+					    const char *path)
+{
+	struct bw_file_entry *all = (struct bw_file_entry *)v;
+	const struct bw_file_entry *e;
+	size_t len = strlen(path), k;
+
+	if (!n)
+		return NULL;
+	if (len + 1 <= BW_KEY_PATH_MAX) {
+		e = find_key(all, n, path, len + 1);
+		if (e)
+			return e;
+	}
+	for (k = len; k-- > 0;) {
+		if (path[k] != '/' || k + 1 > BW_KEY_PATH_MAX)
+			continue;
+		e = find_key(all, n, path, k + 1);
+		if (e)
+			return e;
+	}
+	return NULL;
+}
+
 void bw_file_entry_key(const struct bw_file_entry *e, uint32_t policy, struct bw_path_key *k)
 {
 	memset(k, 0, sizeof(*k));
@@ -193,8 +227,7 @@ static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_fil
 
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
-		/* Exec decisions live in the `r` slot of the values. */
-		unsigned access = cat == BW_CAT_EXEC ? BW_ACC_R : r->file.access;
+		unsigned access = bw_rule_slots(r);
 		__u16 id = (__u16)(i + 1);
 
 		if (r->cat != cat || !r->file.path)

@@ -60,6 +60,9 @@ void bw_compiled_free(struct bw_compiled *c);
 /* The entry the kernel's longest-prefix lookup would return for `path`, or NULL. */
 const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, size_t n,
 					      const char *path);
+/* bw_entries_lookup's answer by binary search, on entries sorted as bw_compile leaves them. */
+const struct bw_file_entry *bw_entries_find(const struct bw_file_entry *v, size_t n,
+					    const char *path);
 const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, const char *path);
 
 /* The trie key of an entry, stored under policy. */

@@ -50,6 +50,8 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_REMOVEXATTR] = "removexattr",
     [BW_OP_SETACL] = "setacl",
     [BW_OP_SETFLAGS] = "setflags",
+    [BW_OP_MMAP] = "mmap",
+    [BW_OP_MPROTECT] = "mprotect",
 };
 
 const char *bw_op_name(unsigned op)
@@ -137,7 +139,31 @@ static void put_net(struct jw *w, const char *data, size_t len)
 	jw_u64(w, "port", o.port);
 }
 
-/* A raw or packet socket: family, type and protocol (struct bw_net_obj). */
+/* The family of a socket event that is neither IP nor packet (AF_* in addr[0]). */
+static void put_other_family(struct jw *w, unsigned af)
+{
+	static const struct {
+		unsigned af;
+		const char *name;
+	} names[] = {{3, "ax25"},   {5, "appletalk"},	{9, "x25"},   {21, "rds"},
+		     {26, "llc"},   {29, "can"},	{30, "tipc"}, {31, "bluetooth"},
+		     {33, "rxrpc"}, {36, "ieee802154"}, {39, "nfc"},  {40, "vsock"},
+		     {41, "kcm"},   {42, "qipcrtr"},	{43, "smc"},  {44, "xdp"},
+		     {45, "mctp"}};
+	char buf[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i].af == af) {
+			jw_str(w, "family", names[i].name);
+			return;
+		}
+	}
+	snprintf(buf, sizeof(buf), "af%u", af);
+	jw_str(w, "family", buf);
+}
+
+/* A socket no address rule decides: family, type and protocol (struct bw_net_obj). */
 static void put_socket(struct jw *w, const char *data, size_t len)
 {
 	struct bw_net_obj o;
@@ -145,14 +171,19 @@ static void put_socket(struct jw *w, const char *data, size_t len)
 	if (len < sizeof(o))
 		return;
 	memcpy(&o, data, sizeof(o));
-	jw_str(w, "family",
-	       o.family == BW_FAM_PACKET ? "packet"
-	       : o.family == BW_FAM_IPV6 ? "ipv6"
-					 : "ipv4");
+	if (o.family == BW_FAM_OTHER)
+		put_other_family(w, o.addr[0]);
+	else
+		jw_str(w, "family",
+		       o.family == BW_FAM_PACKET ? "packet"
+		       : o.family == BW_FAM_IPV6 ? "ipv6"
+						 : "ipv4");
 	jw_str(w, "socket_type",
-	       o.proto == SOCK_RAW     ? "raw"
-	       : o.proto == SOCK_DGRAM ? "dgram"
-				       : "other");
+	       o.proto == SOCK_RAW	   ? "raw"
+	       : o.proto == SOCK_DGRAM	   ? "dgram"
+	       : o.proto == SOCK_STREAM	   ? "stream"
+	       : o.proto == SOCK_SEQPACKET ? "seqpacket"
+					   : "other");
 	jw_u64(w, "protocol", o.port);
 }
 
@@ -192,7 +223,7 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, const char *exe,
 		     int64_t boot_to_real_ns, const struct bw_event_src *src)
 {
-	char access[4] = "";
+	char access[5] = "";
 	int n = 0;
 
 	if (ev->access & BW_ACC_R)
@@ -201,6 +232,8 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		access[n++] = 'w';
 	if (ev->access & BW_ACC_X)
 		access[n++] = 'x';
+	if (ev->access & BW_ACC_M)
+		access[n++] = 'm';
 	access[n] = '\0';
 
 	jw_begin(w);

@@ -163,7 +163,7 @@ static const struct bw_object {
     {"cgroup_bpf", "the cgroup tracking programs", cgroup_bpf__elf_bytes, BW_NEED_TRACING},
     {"net_bpf", "the network programs", net_bpf__elf_bytes, BW_NEED_NET},
     {"file_bpf", "the file hooks", file_bpf__elf_bytes, BW_NEED_LSM},
-    {"exec_bpf", "the exec hook", exec_bpf__elf_bytes, BW_NEED_LSM},
+    {"exec_bpf", "the exec hooks", exec_bpf__elf_bytes, BW_NEED_LSM},
     {"sock_bpf", "the socket hooks", sock_bpf__elf_bytes, BW_NEED_LSM},
     {"ident_bpf", "the identity hooks", ident_bpf__elf_bytes, BW_NEED_LSM},
     {"ns_bpf", "the mount, chroot and user namespace hooks", ns_bpf__elf_bytes, BW_NEED_LSM},

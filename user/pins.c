@@ -29,13 +29,13 @@ static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, c
 	const struct bw_file_entry *e;
 	char key[BW_KEY_PATH_MAX + 2];
 
-	e = bw_entries_lookup(v, n, path);
+	e = bw_entries_find(v, n, path);
 	if (e)
 		pin.self = e->val;
 	if (dir) {
 		/* "P/" finds the subtree key of P itself, or the nearest above it. */
 		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
-		e = bw_entries_lookup(v, n, key);
+		e = bw_entries_find(v, n, key);
 		if (e)
 			pin.below = e->val;
 	}
@@ -74,17 +74,41 @@ void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from)
 	merge_rule(&into->below, &from->below);
 }
 
+/* The pins of one category are indexed by path while they are planned. */
+struct plan_ctx {
+	const struct bw_compiled *c;
+	const char *path;
+};
+
+static int same_path(size_t item, const void *ctx)
+{
+	const struct plan_ctx *pc = ctx;
+
+	return !strcmp(pc->c->pins[item].path, pc->path);
+}
+
+static uint64_t path_hash(size_t item, const void *ctx)
+{
+	const struct plan_ctx *pc = ctx;
+	const char *path = pc->c->pins[item].path;
+
+	return bw_hash(path, strlen(path));
+}
+
 /*
  * Every rule's object is pinned: deny rules so that other names of the object
  * reach the same decision, the others so that the nearest pinned directory
  * above an object is the most specific one, and so that attribute changes,
  * which come without a path, find the rule of the directory they are in.
  */
-static void plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_cat cat)
+static int plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_cat cat)
 {
 	const struct bw_file_entry *v = cat == BW_CAT_EXEC ? c->execs : c->files;
 	size_t n = cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
-	size_t i, j, first = c->npins;
+	size_t i, j, first = c->npins, *slot;
+	struct bw_index ix = {};
+	struct plan_ctx pc = {c, NULL};
+	int ret;
 
 	for (i = 0; i < p->nrules; i++) {
 		const struct bw_rule *r = &p->rules[i];
@@ -92,34 +116,46 @@ static void plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_
 
 		if (r->cat != cat || !r->file.path)
 			continue;
-		for (j = first; j < c->npins; j++)
-			if (!strcmp(c->pins[j].path, r->file.path))
-				break;
-		if (j == c->npins) {
+		ret = bw_index_reserve(&ix, path_hash, &pc);
+		if (ret) {
+			bw_index_free(&ix);
+			return ret;
+		}
+		pc.path = r->file.path;
+		slot = bw_index_slot(&ix, bw_hash(pc.path, strlen(pc.path)), same_path, &pc);
+		if (!*slot) {
 			c->pins[c->npins].path = r->file.path;
 			c->pins[c->npins++].cat =
 			    cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
+			*slot = c->npins;
+			ix.n++;
 		}
-		pr = &c->pins[j];
+		pr = &c->pins[*slot - 1];
 		pr->deny |= r->verdict == BW_V_DENY;
 		pr->subtree |= r->file.subtree && r->verdict == BW_V_DENY;
 		pr->dir |= r->file.subtree;
 	}
+	bw_index_free(&ix);
 	/* Values come from the trie: the same for every rule on one path. */
 	for (j = first; j < c->npins; j++)
 		c->pins[j].pin = pin_values(v, n, c->pins[j].path, c->pins[j].dir);
+	return 0;
 }
 
 int bw_pins_plan(const struct bw_profile *p, struct bw_compiled *c)
 {
 	size_t i;
+	int ret;
 
 	c->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*c->pins));
 	if (!c->pins)
 		return -ENOMEM;
 	c->npins = 0;
-	plan_cat(p, c, BW_CAT_FILE);
-	plan_cat(p, c, BW_CAT_EXEC);
+	ret = plan_cat(p, c, BW_CAT_FILE);
+	if (!ret)
+		ret = plan_cat(p, c, BW_CAT_EXEC);
+	if (ret)
+		return ret;
 	for (i = 0; i < c->npins; i++) {
 		if (c->pins[i].cat == BW_CAT_PIN_EXEC)
 			c->policy.has_exec_pins |= c->pins[i].deny;
@@ -129,21 +165,44 @@ int bw_pins_plan(const struct bw_profile *p, struct bw_compiled *c)
 	return 0;
 }
 
+struct key_ctx {
+	const struct bw_pin_set *ps;
+	const struct bw_inode_key *k;
+};
+
+static int same_key(size_t item, const void *ctx)
+{
+	const struct key_ctx *kc = ctx;
+
+	return !memcmp(&kc->ps->keys[item], kc->k, sizeof(*kc->k));
+}
+
+static uint64_t key_hash(size_t item, const void *ctx)
+{
+	const struct key_ctx *kc = ctx;
+
+	return bw_hash(&kc->ps->keys[item], sizeof(kc->ps->keys[item]));
+}
+
 static int pin_add(struct bw_pin_set *ps, const struct stat *st, uint32_t policy, int cat,
 		   const struct bw_inode_pin *pin)
 {
 	struct bw_inode_key k = {};
-	size_t i;
+	struct key_ctx kc = {ps, &k};
+	size_t *slot;
+	int ret;
 
 	k.ino = st->st_ino;
 	k.dev = bw_dev_encode(major(st->st_dev), minor(st->st_dev));
 	k.policy = (__u16)policy;
 	k.cat = (__u16)cat;
-	for (i = 0; i < ps->n; i++) {
-		if (!memcmp(&ps->keys[i], &k, sizeof(k))) {
-			bw_pin_merge(&ps->pins[i], pin);
-			return 0;
-		}
+	ret = bw_index_reserve(&ps->index, key_hash, &kc);
+	if (ret)
+		return ret;
+	slot = bw_index_slot(&ps->index, bw_hash(&k, sizeof(k)), same_key, &kc);
+	if (*slot) {
+		bw_pin_merge(&ps->pins[*slot - 1], pin);
+		return 0;
 	}
 	if (ps->n == ps->cap) {
 		size_t cap = ps->cap ? ps->cap * 2 : 64;
@@ -161,6 +220,8 @@ static int pin_add(struct bw_pin_set *ps, const struct stat *st, uint32_t policy
 	}
 	ps->keys[ps->n] = k;
 	ps->pins[ps->n++] = *pin;
+	*slot = ps->n;
+	ps->index.n++;
 	return 0;
 }
 
@@ -298,6 +359,7 @@ void bw_pin_set_free(struct bw_pin_set *ps)
 {
 	free(ps->keys);
 	free(ps->pins);
+	bw_index_free(&ps->index);
 	memset(ps, 0, sizeof(*ps));
 }
 

@@ -21,6 +21,7 @@
 #include "compile.h"
 #include "loader.h"
 #include "profile.h"
+#include "util.h"
 
 /* A path to pin by device and inode once resolved in the governed namespace. */
 struct bw_pin_req {
@@ -49,6 +50,7 @@ struct bw_pin_set {
 	struct bw_inode_key *keys;
 	struct bw_inode_pin *pins;
 	size_t n, cap;
+	struct bw_index index; /* of keys, so that each add is one probe */
 	size_t deny;	     /* resolved paths of deny rules */
 	int scan_incomplete; /* the hard-link scan stopped at BW_SCAN_MAX */
 	/* Positions of deny rules (user/positions.c), pinned when their object appears. */

@@ -133,25 +133,96 @@ int bw_pos_place(const char *path, struct bw_pos_place *pl)
 	return 0;
 }
 
-/* Would an object at this pin's place need its pin: it can deny, or it lifts a denial above it? */
-static int needs_position(const struct bw_compiled *c, size_t i)
+/* The subtree deny pins of a plan, indexed by category and path. */
+struct deny_dirs {
+	const struct bw_compiled *c;
+	struct bw_index ix;
+	int cat;	  /* the probe's */
+	const char *path; /* its first len bytes */
+	size_t len;
+};
+
+static uint64_t dir_hash(int cat, const char *path, size_t len)
+{
+	return bw_hash(path, len) ^ (uint64_t)cat;
+}
+
+static int same_dir(size_t item, const void *ctx)
+{
+	const struct deny_dirs *d = ctx;
+	const struct bw_pin_req *pr = &d->c->pins[item];
+
+	return pr->cat == d->cat && !strncmp(pr->path, d->path, d->len) && !pr->path[d->len];
+}
+
+static uint64_t rehash_dir(size_t item, const void *ctx)
+{
+	const struct deny_dirs *d = ctx;
+	const struct bw_pin_req *pr = &d->c->pins[item];
+
+	return dir_hash(pr->cat, pr->path, strlen(pr->path));
+}
+
+static int deny_dirs_index(struct deny_dirs *d, const struct bw_compiled *c)
+{
+	size_t j, *slot;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	d->c = c;
+	for (j = 0; j < c->npins; j++) {
+		const struct bw_pin_req *pr = &c->pins[j];
+
+		if (!pr->deny || !pr->subtree)
+			continue;
+		ret = bw_index_reserve(&d->ix, rehash_dir, d);
+		if (ret)
+			return ret;
+		d->cat = pr->cat;
+		d->path = pr->path;
+		d->len = strlen(pr->path);
+		slot = bw_index_slot(&d->ix, dir_hash(d->cat, d->path, d->len), same_dir, d);
+		if (!*slot) {
+			*slot = j + 1;
+			d->ix.n++;
+		}
+	}
+	return 0;
+}
+
+/* A subtree deny pin of pr's category other than pr, on pr's first len bytes? */
+static int denied_above(struct deny_dirs *d, const struct bw_pin_req *pr, size_t len)
+{
+	size_t *slot;
+
+	if (!d->ix.n)
+		return 0;
+	d->cat = pr->cat;
+	d->path = pr->path;
+	d->len = len;
+	slot = bw_index_slot(&d->ix, dir_hash(d->cat, d->path, len), same_dir, d);
+	return *slot && &d->c->pins[*slot - 1] != pr;
+}
+
+/*
+ * Would an object at this pin's place need its pin: it can deny, or it lifts
+ * a denial above it (a subtree deny on "/" or on a prefix of its path that
+ * ends at a '/').
+ */
+static int needs_position(const struct bw_compiled *c, struct deny_dirs *d, size_t i)
 {
 	const struct bw_pin_req *pr = &c->pins[i];
 	const struct bw_inode_pin *v = &pr->pin;
-	size_t j, n;
+	size_t k;
 
 	if (pr->deny || v->self.verdict_r == BW_V_DENY || v->self.verdict_w == BW_V_DENY ||
 	    v->below.verdict_r == BW_V_DENY || v->below.verdict_w == BW_V_DENY)
 		return 1;
-	for (j = 0; j < c->npins; j++) {
-		const struct bw_pin_req *d = &c->pins[j];
-
-		if (j == i || !d->deny || !d->subtree || d->cat != pr->cat)
-			continue;
-		n = strlen(d->path);
-		if (!strncmp(pr->path, d->path, n) && (pr->path[n] == '/' || n == 1))
+	if (denied_above(d, pr, 1))
+		return 1;
+	for (k = 1; pr->path[k]; k++)
+		if (pr->path[k] == '/' && denied_above(d, pr, k))
 			return 1;
-	}
 	return 0;
 }
 
@@ -299,18 +370,26 @@ static int install_one(const struct bw_maps *m, const struct bw_pin_req *pr, uin
 int bw_positions_install(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
 			 struct bw_pos_done *done)
 {
+	struct deny_dirs d;
 	__u64 *bits;
 	size_t i;
-	int ret = 0;
+	int ret;
 
 	memset(done, 0, sizeof(*done));
+	ret = deny_dirs_index(&d, c);
+	if (ret)
+		goto out;
 	bits = bw_bits_map(m->posbits);
-	if (!bits)
-		return -errno;
+	if (!bits) {
+		ret = -errno;
+		goto out;
+	}
 	for (i = 0; i < c->npins && !ret; i++)
-		if (needs_position(c, i))
+		if (needs_position(c, &d, i))
 			ret = install_one(m, &c->pins[i], policy, bits, done);
 	bw_bits_unmap(bits);
+out:
+	bw_index_free(&d.ix);
 	return ret;
 }
 

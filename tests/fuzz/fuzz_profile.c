@@ -61,7 +61,9 @@ static void check_profile(const struct bw_profile *p)
 			check_path(r->file.path, BW_RULE_PATH_MAX);
 			break;
 		case BW_CAT_EXEC:
-			require(r->file.access == 0);
+			require(r->file.access == (BW_ACC_X | BW_ACC_M) ||
+				(r->file.access == BW_ACC_M && r->verdict == BW_V_ALLOW &&
+				 !r->file.memfd));
 			if (r->file.memfd)
 				require(!r->file.path && !r->file.subtree);
 			else
@@ -110,18 +112,32 @@ static void check_keys(const struct bw_file_entry *v, size_t n)
 	}
 }
 
+/* The agent's binary search agrees with the reference lookup, here and below. */
+static void check_find(const struct bw_file_entry *v, size_t n, const char *path)
+{
+	char below[BW_KEY_PATH_MAX + 8];
+
+	require(bw_entries_find(v, n, path) == bw_entries_lookup(v, n, path));
+	snprintf(below, sizeof(below), "%s/x", path);
+	require(bw_entries_find(v, n, below) == bw_entries_lookup(v, n, below));
+	snprintf(below, sizeof(below), "%sx/y", path);
+	require(bw_entries_find(v, n, below) == bw_entries_lookup(v, n, below));
+}
+
 /* A deny rule's own key refuses what the rule names: deny wins at equal specificity. */
 static void check_deny_rule(const struct bw_compiled *c, const struct bw_rule *r)
 {
 	const struct bw_file_entry *v = r->cat == BW_CAT_EXEC ? c->execs : c->files;
 	size_t n = r->cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
-	unsigned access = r->cat == BW_CAT_EXEC ? BW_ACC_R : r->file.access;
+	unsigned access = bw_rule_slots(r);
 	char path[BW_KEY_PATH_MAX + 2];
 	const struct bw_file_entry *e;
 
 	snprintf(path, sizeof(path), "%s%s", r->file.path,
 		 r->file.subtree && strcmp(r->file.path, "/") ? "/" : "");
 	e = bw_entries_lookup(v, n, path);
+	check_find(v, n, path);
+	check_find(v, n, r->file.path);
 	require(e);
 	require(e->keylen == strlen(path) + (r->file.subtree ? 0 : 1));
 	if (access & BW_ACC_R)

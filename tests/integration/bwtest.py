@@ -12,9 +12,11 @@ them.
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -26,7 +28,13 @@ FSOP = os.path.join(BUILD, "tests", "fsop")
 SCRATCH = "/tmp/bwit"
 
 # What every sandboxed C program or shell needs to start (and be started)
-# under `default deny`.
+# under `default deny`: its libraries are mapped (`exec lib`), the loader
+# among them.
+LIB_RULES = """
+allow exec lib /usr/lib/**
+allow exec lib /lib/**
+allow exec lib /lib64/**
+"""
 RUNTIME_RULES = """
 allow file r /usr/**
 allow file r /lib/**
@@ -36,7 +44,7 @@ allow file r {build}/**
 allow file rw /dev/null
 allow exec /usr/bin/**
 allow exec {build}/**
-""".format(build=BUILD)
+""".format(build=BUILD) + LIB_RULES
 
 
 class Failure(Exception):
@@ -240,3 +248,39 @@ def main(tests, argv):
         sys.stdout.flush()
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0
+
+
+class Servers:
+    """TCP listeners that accept and drop, on loopback IPv4 and IPv6 unless
+    addrs names others ("0.0.0.0" and "::": every address of the host)."""
+
+    def __init__(self, ports, addrs=("127.0.0.1", "::1")):
+        self.socks = []
+        for addr in addrs:
+            fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+            for p in ports:
+                s = socket.socket(fam, socket.SOCK_STREAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if fam == socket.AF_INET6:
+                    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                s.bind((addr, p))
+                s.listen(64)
+                self.socks.append(s)
+                threading.Thread(target=self.serve, args=(s,), daemon=True).start()
+
+    @staticmethod
+    def serve(s):
+        while True:
+            try:
+                c, _ = s.accept()
+                c.close()
+            except OSError:
+                return
+
+    def close(self):
+        for s in self.socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)  # wakes the accept() of its thread
+            except OSError:
+                pass
+            s.close()

@@ -8,7 +8,8 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import expect_driver, rule_of, SCRATCH, check, check_eq, denials, main, profile, run, write
+from bwtest import (LIB_RULES, SCRATCH, check, check_eq, denials, expect_driver, main, profile,
+                    rule_of, run, write)
 
 S = SCRATCH
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -17,7 +18,7 @@ PY = os.path.realpath("/usr/bin/python3")
 LOADER = "/lib64/ld-linux-x86-64.so.2"
 EACCES = "ERR EACCES"
 
-BASE = "default allow file\ndefault deny exec\nallow exec %s\n" % PY
+BASE = "default allow file\ndefault deny exec\nallow exec %s\n" % PY + LIB_RULES
 
 
 def expect(prof, cases):

@@ -7,11 +7,10 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import (expect_driver, rule_of, BUILD, BW, check, check_eq, denials, events, lsm_active,
-                    main, profile, run, skip, wait_for, cgroup_root, read)
+from bwtest import (expect_driver, rule_of, BUILD, BW, Servers, check, check_eq, denials, events,
+                    lsm_active, main, profile, run, skip, wait_for, cgroup_root, read)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(HERE, "net_driver.py")
@@ -20,40 +19,6 @@ PY = "/usr/bin/python3"
 EPERM = "ERR EPERM"
 OPEN = "default allow file\ndefault allow exec\n"
 ALLOWED, DENIED, OTHER = 19080, 19090, 19100
-
-
-class Servers:
-    """Loopback TCP listeners on IPv4 and IPv6 that accept and drop."""
-
-    def __init__(self, ports):
-        self.socks = []
-        for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
-            for p in ports:
-                s = socket.socket(fam, socket.SOCK_STREAM)
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                if fam == socket.AF_INET6:
-                    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-                s.bind((addr, p))
-                s.listen(64)
-                self.socks.append(s)
-                threading.Thread(target=self.serve, args=(s,), daemon=True).start()
-
-    @staticmethod
-    def serve(s):
-        while True:
-            try:
-                c, _ = s.accept()
-                c.close()
-            except OSError:
-                return
-
-    def close(self):
-        for s in self.socks:
-            try:
-                s.shutdown(socket.SHUT_RDWR)  # wakes the accept() of its thread
-            except OSError:
-                pass
-            s.close()
 
 
 def expect(prof, cases):

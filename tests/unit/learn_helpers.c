@@ -23,6 +23,14 @@ void add_exec(struct bw_learn_set *s, const char *path, const char *prog)
 	ck_assert_int_eq(bw_learn_add(s, &l), 0);
 }
 
+void add_lib(struct bw_learn_set *s, const char *path, const char *prog)
+{
+	struct bw_learned l = {
+	    .cat = BW_CAT_EXEC, .access = BW_ACC_M, .path = path, .program = prog};
+
+	ck_assert_int_eq(bw_learn_add(s, &l), 0);
+}
+
 /* An IPv4 address as the agent gives it: ::ffff:a.b.c.d. */
 void v4(uint8_t *addr, uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
@@ -136,6 +144,13 @@ bool exec_ok(const struct loaded *l, const char *path)
 	const struct bw_file_entry *e = bw_entries_lookup(l->c.execs, l->c.nexecs, path);
 
 	return e && e->val.verdict_r == BW_V_ALLOW;
+}
+
+bool lib_ok(const struct loaded *l, const char *path)
+{
+	const struct bw_file_entry *e = bw_entries_lookup(l->c.execs, l->c.nexecs, path);
+
+	return e && e->val.verdict_w == BW_V_ALLOW;
 }
 
 bool inet_ok(const struct loaded *l, int op, int proto, const uint8_t *addr, uint16_t port)

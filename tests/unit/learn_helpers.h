@@ -26,6 +26,8 @@
 /* Each adds one access and asserts it was taken. */
 void add_file(struct bw_learn_set *s, unsigned acc, const char *path, const char *prog);
 void add_exec(struct bw_learn_set *s, const char *path, const char *prog);
+/* A file's code mapped executable (a library, or the program the loader was run on). */
+void add_lib(struct bw_learn_set *s, const char *path, const char *prog);
 void add_inet(struct bw_learn_set *s, int op, int proto, const uint8_t *addr, uint16_t port,
 	      const char *prog);
 void add_unix(struct bw_learn_set *s, int op, const char *name, const char *prog);
@@ -52,6 +54,7 @@ void loaded_free(struct loaded *l);
 /* What the compiled profile allows. */
 bool file_ok(const struct loaded *l, const char *path, unsigned acc);
 bool exec_ok(const struct loaded *l, const char *path);
+bool lib_ok(const struct loaded *l, const char *path); /* may be mapped executable */
 bool inet_ok(const struct loaded *l, int op, int proto, const uint8_t *addr, uint16_t port);
 bool unix_ok(const struct loaded *l, int op, const char *name);
 

@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compile.h"
@@ -41,6 +43,63 @@ static const struct bw_path_rule *lookup(const char *path)
 
 	return e ? &e->val : NULL;
 }
+
+START_TEST(binary_search_agrees_with_reference)
+{
+	static const char *const paths[] = {
+	    "/",	  "/a",		"/a/",	     "/a/b",   "/a/b/",	   "/a/b/c", "/a/b/c/d",
+	    "/a/bc",	  "/a/bcd",	"/ab",	     "/x/y",   "/a//b",	   "/a/b/cd", "/usr/lib/x.so",
+	    "/usr/lib/", "/usr/libx", "relative", "",	       "/a/b/c/"};
+	char err[256];
+	size_t i;
+
+	ck_assert_int_eq(compile_text("profile t\n"
+				      "allow file r /**\n"
+				      "allow file r /a/**\n"
+				      "deny file r /a/b/**\n"
+				      "allow file rw /a/b/c\n"
+				      "deny file w /a/bc\n"
+				      "allow file r /usr/lib/**\n"
+				      "allow file rw /a/b/c/d\n",
+				      err, sizeof(err)),
+			 0);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		ck_assert_msg(bw_entries_find(comp.files, comp.nfiles, paths[i]) ==
+				  bw_entries_lookup(comp.files, comp.nfiles, paths[i]),
+			      "%s", paths[i]);
+	ck_assert_ptr_null(bw_entries_find(comp.files, 0, "/a"));
+}
+END_TEST
+
+/* One pin per path whatever the number of rules naming it, in the order of first mention. */
+START_TEST(pins_one_per_path)
+{
+	enum { N = 5000 };
+	char *text = malloc(N * 64 + 64), err[256];
+	size_t len = 0, i;
+
+	ck_assert_ptr_nonnull(text);
+	len += sprintf(text + len, "profile t\n");
+	for (i = 0; i < N; i++)
+		len += sprintf(text + len, "allow file r /p/%zu/**\n", i);
+	/* The same paths again, as deny rules of another access. */
+	for (i = 0; i < N; i += 2)
+		len += sprintf(text + len, "deny file w /p/%zu/**\n", i);
+	ck_assert_int_eq(compile_text(text, err, sizeof(err)), 0);
+	free(text);
+	ck_assert_uint_eq(comp.npins, N);
+	for (i = 0; i < N; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "/p/%zu", i);
+		ck_assert_str_eq(comp.pins[i].path, want);
+		ck_assert_int_eq(comp.pins[i].deny, !(i % 2));
+		ck_assert_int_eq(comp.pins[i].dir, 1);
+		ck_assert_uint_eq(comp.pins[i].pin.below.verdict_r, BW_V_ALLOW);
+		ck_assert_uint_eq(comp.pins[i].pin.below.verdict_w, i % 2 ? BW_V_NONE : BW_V_DENY);
+	}
+}
+END_TEST
 
 START_TEST(exact_and_subtree_keys)
 {
@@ -238,6 +297,55 @@ START_TEST(exec_rules_and_memfd)
 }
 END_TEST
 
+/* The exec key of path: running (`r` slot) and mapping (`w` slot), and the rule of each. */
+static void expect_exec(const char *path, unsigned run, unsigned run_rule, unsigned map,
+			unsigned map_rule)
+{
+	const struct bw_file_entry *e = bw_entries_lookup(comp.execs, comp.nexecs, path);
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->val.verdict_r, run);
+	if (run != BW_V_NONE)
+		ck_assert_uint_eq(e->val.rule_r, run_rule);
+	ck_assert_uint_eq(e->val.verdict_w, map);
+	ck_assert_uint_eq(e->val.rule_w, map_rule);
+}
+
+/*
+ * Exec keys carry running in `r` and mapping in `w`: `exec lib` fills only
+ * `w`, and each access is decided by its own most specific rule.
+ */
+START_TEST(exec_lib_slots)
+{
+	char err[256];
+
+	ck_assert_int_eq(compile_text("profile t\nallow exec /usr/bin/**\n"
+				      "allow exec lib /usr/lib/**\n"
+				      "allow exec /usr/lib/git-core/git\n"
+				      "deny exec /usr/lib/evil.so\n"
+				      "allow exec lib /opt/app/lib/**\n",
+				      err, sizeof(err)),
+			 0);
+	/* a program: runs and is mapped */
+	expect_exec("/usr/bin/true", BW_V_ALLOW, 1, BW_V_ALLOW, 1);
+	/* a library: mapped, not run (the default decides running) */
+	expect_exec("/usr/lib/x86_64-linux-gnu/libc.so.6", BW_V_NONE, 0, BW_V_ALLOW, 2);
+	/* a program inside a library directory runs by its own rule */
+	expect_exec("/usr/lib/git-core/git", BW_V_ALLOW, 3, BW_V_ALLOW, 3);
+	/* deny exec refuses mapping too */
+	expect_exec("/usr/lib/evil.so", BW_V_DENY, 4, BW_V_DENY, 4);
+	expect_exec("/opt/app/lib/libapp.so", BW_V_NONE, 0, BW_V_ALLOW, 5);
+	/* the pin of a deny exec rule carries both */
+	for (size_t i = 0; i < comp.npins; i++) {
+		if (comp.pins[i].cat != BW_CAT_PIN_EXEC || !comp.pins[i].deny)
+			continue;
+		ck_assert_str_eq(comp.pins[i].path, "/usr/lib/evil.so");
+		ck_assert_uint_eq(comp.pins[i].pin.self.verdict_w, BW_V_DENY);
+	}
+	ck_assert_uint_eq(comp.policy.has_exec_pins, 1);
+}
+END_TEST
+
 Suite *compile_suite(void)
 {
 	Suite *s = suite_create("compile");
@@ -253,6 +361,9 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, net_prefixes_and_ranges);
 	tcase_add_test(tc, net_too_many_ranges);
 	tcase_add_test(tc, exec_rules_and_memfd);
+	tcase_add_test(tc, exec_lib_slots);
+	tcase_add_test(tc, binary_search_agrees_with_reference);
+	tcase_add_test(tc, pins_one_per_path);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -107,6 +107,15 @@ static const struct example {
      BW_EVF_DISCONNECTED, 0, 592, .path = "/srv/data/secret/key", .ino = 131074},
     {"exec with arguments", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, BW_ACC_X, 0, 0, 222,
      .path = "/usr/bin/curl", ARGS("curl\0-s\0http://169.254.169.254/latest/meta-data/")},
+    /* LD_PRELOAD of a library written in the job directory, into an allowed program. */
+    {"mmap of a library", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MMAP, BW_ACC_M, 0, 0, 240, "true",
+     "/usr/bin/true", "/tmp/job/libhook.so"},
+    /* dlopen("/proc/self/fd/N") of a memfd, without `allow exec memfd`. */
+    {"mmap of a memfd", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MMAP, BW_ACC_M, BW_EVF_UNREACHABLE, 0,
+     248, .path = ""},
+    /* A file mapped readable, then made executable. */
+    {"mprotect", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MPROTECT, BW_ACC_M, 0, 0, 252,
+     .path = "/tmp/job/payload.bin"},
     {"connect, IPv4", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 259,
      .net = {MAPPED_10_0_0_5, 443, BW_FAM_IPV4, IPPROTO_TCP}},
     {"connect, IPv6", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 0, 296,
@@ -127,6 +136,12 @@ static const struct example {
     /* socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) */
     {"raw IP socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 481, "ping",
      "/usr/bin/ping", .net = {.port = 1, .family = BW_FAM_IPV4, .proto = SOCK_RAW}},
+    /* socket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6): a ping socket, which no address rule decides */
+    {"ping socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 740, "ping",
+     "/usr/bin/ping", .net = {.port = 58, .family = BW_FAM_IPV6, .proto = SOCK_DGRAM}},
+    /* socket(AF_VSOCK, SOCK_STREAM, 0): a family with no rules of its own */
+    {"vsock socket", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SOCKET, 0, 0, 0, 777,
+     .net = {.addr = {40}, .family = BW_FAM_OTHER, .proto = SOCK_STREAM}},
     {"learn", BW_EV_LEARN, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 0, 518,
      .path = "/usr/lib/python3.11/json/__init__.py"},
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */

@@ -614,6 +614,71 @@ START_TEST(exec_memfd)
 }
 END_TEST
 
+/*
+ * A program run is `allow exec` (which maps it too), a file only mapped is
+ * `allow exec lib`, and the loader run directly never becomes a rule to run.
+ */
+START_TEST(libraries_and_the_loader)
+{
+	static const char *const base[] = {"abstractions/base", NULL};
+	static const char *loader = "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2";
+	struct bw_learn_set *s = bw_learn_new();
+	struct bw_learn_opts o = {.libdir = BW_PROFILE_LIBDIR, .abstractions = base};
+	struct loaded l;
+	char *c;
+
+	add_exec(s, "/opt/app/bin/app", "/usr/bin/dash");
+	add_lib(s, "/opt/app/bin/app", "/opt/app/bin/app");
+	add_lib(s, "/opt/app/lib/libapp.so.1", "/opt/app/bin/app");
+	add_lib(s, "/usr/lib/x86_64-linux-gnu/libc.so.6", "/opt/app/bin/app");
+	/* `ld.so /tmp/job/prog`: the loader run, and the program it mapped */
+	add_exec(s, loader, "/usr/bin/dash");
+	add_lib(s, loader, loader);
+	add_lib(s, "/tmp/job/prog", loader);
+	ck_assert(bw_learn_has_exec(s, "/opt/app/bin/app"));
+	ck_assert(!bw_learn_has_exec(s, "/opt/app/lib/libapp.so.1"));
+	ck_assert(bw_learn_has_exec(s, loader));
+	ck_assert_uint_eq(bw_learn_count(s), 5);
+
+	l = gen_load(s, &o);
+	/* run and mapped: one rule, which maps it too */
+	expect_line(l.text, "allow exec /opt/app/bin/app");
+	expect_no_line(l.text, "allow exec lib /opt/app/bin/app");
+	ck_assert(exec_ok(&l, "/opt/app/bin/app") && lib_ok(&l, "/opt/app/bin/app"));
+	/* mapped only: a library */
+	expect_line(l.text, "allow exec lib /opt/app/lib/libapp.so.1");
+	ck_assert(lib_ok(&l, "/opt/app/lib/libapp.so.1"));
+	ck_assert(!exec_ok(&l, "/opt/app/lib/libapp.so.1"));
+	/* the system's libraries, the loader among them, are the base abstraction's */
+	expect_line(l.text, "include \"abstractions/base\"");
+	ck_assert_ptr_null(strstr(l.text, "libc.so.6"));
+	ck_assert(lib_ok(&l, "/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	ck_assert(lib_ok(&l, loader));
+	/* the loader run directly: a comment, never a rule */
+	ck_assert(!exec_ok(&l, loader));
+	ck_assert(!rule_with(l.text, "ld-linux"));
+	ck_assert_ptr_nonnull(strstr(l.text, "# not written: allow exec /usr/lib/x86_64-linux-gnu/"
+					     "ld-linux-x86-64.so.2 (the dynamic loader, run "
+					     "directly"));
+	/* what the loader mapped is said to be so */
+	c = line_before(l.text, "allow exec lib /tmp/job/prog");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(strstr(c, "# mapped by the dynamic loader run directly"));
+	free(c);
+	ck_assert(!exec_ok(&l, "/tmp/job/prog"));
+	check_invariants(&l);
+	loaded_free(&l);
+
+	/* Without the base abstraction the loader is still mapped, as a library. */
+	l = gen_load(s, NULL);
+	ck_assert(!exec_ok(&l, loader));
+	ck_assert(lib_ok(&l, loader));
+	expect_line(l.text, "allow exec lib /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+	loaded_free(&l);
+	bw_learn_free(s);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
 	struct bw_learn_set *s = bw_learn_new();
@@ -735,6 +800,7 @@ Suite *learn_suite(void)
 	tcase_add_test(tc, fold_with_denies);
 	tcase_add_test(tc, net_forms);
 	tcase_add_test(tc, exec_memfd);
+	tcase_add_test(tc, libraries_and_the_loader);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, empty_set);
 	tcase_add_test(tc, over_a_kernel_limit_is_said_at_the_top);

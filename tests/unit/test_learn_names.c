@@ -263,6 +263,31 @@ START_TEST(what_a_rule_can_spell)
 }
 END_TEST
 
+START_TEST(loaders_by_name)
+{
+	static const char *const yes[] = {
+	    "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+	    "/lib64/ld-linux-x86-64.so.2",
+	    "/lib/ld-linux-aarch64.so.1",
+	    "/lib/ld-linux.so.2",
+	    "/lib64/ld64.so.2",
+	    "/lib/ld-musl-x86_64.so.1",
+	    "/lib/x86_64-linux-gnu/ld-2.31.so",
+	    "ld.so.1",
+	};
+	static const char *const no[] = {
+	    "/usr/bin/ld",	 "/usr/bin/ld.bfd",	"/usr/bin/ld.gold",
+	    "/usr/bin/ldd",	 "/sbin/ldconfig",	"/usr/lib/libld.so.1",
+	    "/opt/ld-tools/run", "/usr/bin/ld-wrapper", "/opt/ld-x.so.config",
+	};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(bw_learn_is_loader(yes[i]), "%s is a loader", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!bw_learn_is_loader(no[i]), "%s is not a loader", no[i]);
+}
+END_TEST
+
 START_TEST(path_order_keeps_a_directory_together)
 {
 	/* '/' before every other byte: /a, /a/z, /a-b, /b. */
@@ -288,6 +313,7 @@ Suite *learn_names_suite(void)
 	tcase_add_test(tc, key_like_names);
 	tcase_add_test(tc, what_a_rule_can_spell);
 	tcase_add_test(tc, path_order_keeps_a_directory_together);
+	tcase_add_test(tc, loaders_by_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -166,18 +166,27 @@ START_TEST(length_limit)
 }
 END_TEST
 
+/* An exec rule on a path: what it decides (BW_ACC_X running, BW_ACC_M mapping) and where. */
+static void expect_exec_path(const struct bw_rule *rule, unsigned access, const char *path,
+			     bool subtree)
+{
+	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
+	ck_assert_uint_eq(rule->file.access, access);
+	ck_assert_str_eq(rule->file.path, path);
+	ck_assert_int_eq(rule->file.subtree, subtree);
+	ck_assert(!rule->file.memfd);
+}
+
 START_TEST(exec_rules)
 {
 	struct parsed r;
 	const struct bw_rule *rule;
 
 	rule = one_rule(&r, "allow exec /usr/bin/python3.11");
-	ck_assert_int_eq(rule->cat, BW_CAT_EXEC);
 	ck_assert_int_eq(rule->verdict, BW_V_ALLOW);
-	ck_assert_uint_eq(rule->file.access, 0);
-	ck_assert_str_eq(rule->file.path, "/usr/bin/python3.11");
-	ck_assert(!rule->file.subtree);
-	ck_assert(!rule->file.memfd);
+	/* a program runs, and its code is mapped */
+	expect_exec_path(rule, BW_ACC_X | BW_ACC_M, "/usr/bin/python3.11", false);
+	ck_assert_uint_eq(bw_rule_slots(rule), BW_ACC_R | BW_ACC_W);
 	parsed_free(&r);
 
 	rule = one_rule(&r, "deny exec /opt/tools//**");
@@ -202,7 +211,36 @@ START_TEST(exec_rules)
 	one_error("allow exec bin/sh", 12, "relative path 'bin/sh'");
 	one_error("allow exec /bin/*", 12, "glob characters are not supported here");
 	one_error("allow exec /usr/**/bin", 12, "'**' is only allowed as the last component");
-	one_error("allow exec", 11, "missing program path or 'memfd'");
+	one_error("allow exec", 11, "missing program path, 'lib PATH' or 'memfd'");
+}
+END_TEST
+
+START_TEST(exec_lib_rules)
+{
+	struct parsed r;
+	const struct bw_rule *rule;
+
+	/* a library's code may be mapped, not run as a program */
+	rule = one_rule(&r, "allow exec lib /usr/lib/x86_64-linux-gnu//**");
+	expect_exec_path(rule, BW_ACC_M, "/usr/lib/x86_64-linux-gnu", true);
+	ck_assert_uint_eq(bw_rule_slots(rule), BW_ACC_W);
+	parsed_free(&r);
+
+	rule = one_rule(&r, "allow exec lib /opt/app/libapp.so");
+	expect_exec_path(rule, BW_ACC_M, "/opt/app/libapp.so", false);
+	parsed_free(&r);
+
+	/* a quoted "lib" is a (relative) path, not the keyword */
+	one_error("allow exec \"lib\"", 12, "relative path 'lib'");
+	one_error("allow exec lib", 15, "missing library path after 'lib'");
+	one_error("allow exec lib lib/x.so", 16, "relative path 'lib/x.so'");
+	one_error("deny exec lib /usr/lib/**", 11,
+		  "'lib' is for allow rules only: 'deny exec PATH' refuses both running and "
+		  "mapping PATH");
+	one_error("allow exec lib memfd", 16,
+		  "'allow exec memfd' lets a memfd both run and be "
+		  "mapped: 'lib' takes a path");
+	one_error("allow exec lib /a /b", 19, "unexpected '/b' after a complete statement");
 }
 END_TEST
 
@@ -235,6 +273,7 @@ Suite *path_suite(void)
 	tcase_add_test(tc, path_errors);
 	tcase_add_test(tc, length_limit);
 	tcase_add_test(tc, exec_rules);
+	tcase_add_test(tc, exec_lib_rules);
 	tcase_add_test(tc, origins);
 	suite_add_tcase(s, tc);
 	return s;

@@ -66,11 +66,20 @@ START_TEST(python_sandbox)
 	expect_file(p, "/etc/shadow", false, BW_V_DENY, BW_ACC_R | BW_ACC_W);
 	expect_file(p, "/root", true, BW_V_DENY, BW_ACC_R | BW_ACC_W);
 
-	size_t nexec = 0, nnet = 0;
+	/* One program runs; libraries are only mapped, the loader among them. */
+	size_t nexec = 0, nnet = 0, nlib = 0;
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct bw_rule *rule = &p->rules[i];
-		if (rule->cat == BW_CAT_EXEC && rule->verdict == BW_V_ALLOW)
+		if (rule->cat == BW_CAT_EXEC && rule->verdict == BW_V_ALLOW &&
+		    (rule->file.access & BW_ACC_X)) {
 			nexec++;
+			ck_assert_str_eq(rule->file.path, "/usr/bin/python3.11");
+		}
+		if (rule->cat == BW_CAT_EXEC && rule->file.access == BW_ACC_M) {
+			nlib++;
+			ck_assert_msg(rule->file.subtree && strncmp(rule->file.path, "/usr/bin", 8),
+				      "exec lib %s", rule->file.path);
+		}
 		if (rule->cat == BW_CAT_FILE)
 			ck_assert_msg(rule->verdict == BW_V_DENY ||
 					  !(rule->file.access & BW_ACC_W) ||
@@ -87,6 +96,9 @@ START_TEST(python_sandbox)
 		ck_assert_int_eq(rule->net.port_hi, 8080);
 	}
 	ck_assert_uint_eq(nexec, 1);
+	ck_assert_uint_eq(nlib, 7);
+	ck_assert_ptr_nonnull(find(p, BW_CAT_EXEC, "/usr/lib/x86_64-linux-gnu", true));
+	ck_assert_ptr_nonnull(find(p, BW_CAT_EXEC, "/usr/lib/python3.11/lib-dynload", true));
 	ck_assert_uint_eq(nnet, 1);
 	parsed_free(&r);
 }

@@ -57,6 +57,14 @@ START_TEST(duplicates)
 	expect_counts(&r, 0, 2);
 	parsed_free(&r);
 
+	/* `exec` maps what it runs: `exec lib` on the same object adds nothing */
+	parse_rules(&r, "allow exec /opt/x/**\nallow exec lib /opt/x/**\nallow exec lib /y\n"
+			"allow exec lib /y\n");
+	expect_warning(&r, 3, 1, "duplicate rule (first at t.profile:2)");
+	expect_warning(&r, 5, 1, "duplicate rule (first at t.profile:4)");
+	expect_counts(&r, 0, 2);
+	parsed_free(&r);
+
 	parse_rules(&r, "allow net connect tcp [::ffff:1.2.3.4]:80\n"
 			"allow net connect tcp 1.2.3.4/32:80-80\n"
 			"allow net bind unix @sock\n"
@@ -81,6 +89,12 @@ START_TEST(contradictions)
 	/* reported on the later rule, whichever verdict it has */
 	parse_rules(&r, "deny exec /bin/sh\nallow exec /bin/sh\n");
 	expect_warning(&r, 3, 1, "contradicts t.profile:2; deny wins");
+	parsed_free(&r);
+
+	/* mapping is part of what `deny exec` refuses */
+	parse_rules(&r, "deny exec /lib/x.so\nallow exec lib /lib/x.so\n");
+	expect_warning(&r, 3, 1, "contradicts t.profile:2; deny wins");
+	expect_counts(&r, 0, 1);
 	parsed_free(&r);
 
 	parse_rules(&r, "allow net connect udp 10.0.0.0/8:53\n"
@@ -110,6 +124,8 @@ START_TEST(distinct_objects)
 	quiet("allow file r /x\ndeny file r /x/**\nallow exec /x\n");
 	/* memfd and a path */
 	quiet("allow exec memfd\ndeny exec /memfd\n");
+	/* a library's file and its directory */
+	quiet("allow exec lib /l/x.so\nallow exec lib /l/**\ndeny exec /l\n");
 	/* operation, protocol, address, prefix, ports, family */
 	quiet("allow net connect tcp 1.2.3.4:80\n"
 	      "deny net bind tcp 1.2.3.4:80\n"

@@ -6,34 +6,17 @@
 # guest run. Outside the VM it boots one (tools/vm/vmrun.sh --bench: guest
 # time counts instructions, so the ratios repeat from run to run).
 #
-#   tools/bench/file-open.sh [--kernel 6.1|6.12] [--iterations N]
+#   tools/bench/file-open.sh [--kernel 6.1|6.12] [--iterations N] [--timeout S]
 #
 # Configurations: no agent; programs loaded, process ungoverned; governed
 # with 10, 1,000 and 10,000 rules (default allow, the file matched by a
 # subtree rule, one deny rule on another file system, so no pin climb); and
 # with a deny rule on the file's own file system (the pin climb runs); and
 # learn mode under default deny (the file learned once, then repeated).
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-kernel=6.12
-iters=200000
-while [ $# -gt 0 ]; do
-	case $1 in
-	--kernel) kernel=$2; shift ;;
-	--iterations) iters=$2; shift ;;
-	--in-vm) inside=1 ;;
-	*) echo "usage: $0 [--kernel 6.1|6.12] [--iterations N]" >&2; exit 2 ;;
-	esac
-	shift
-done
-if [ -z "${inside:-}" ]; then
-	make -s all
-	exec tools/vm/vmrun.sh --bench --kernel "$kernel" -- tools/bench/file-open.sh --in-vm --iterations "$iters"
-fi
+. "$(dirname "$0")/common.sh"
+bench_start tools/bench/file-open.sh "$@"
 
-BW=build/bpfwarden
 LOOP=build/tests/openloop
-dir=/tmp/bench
 mkdir -p "$dir/data/lib/python3/json"
 target=$dir/data/lib/python3/json/decoder.py
 echo data >"$target"
@@ -48,15 +31,6 @@ profile() { # profile NRULES FILE
 			echo "allow file r $dir/rule$i/**"
 		done
 	} >"$2"
-}
-
-best() { # best CMD...: the fastest of 3 runs
-	local b="" v
-	for _ in 1 2 3; do
-		v=$("$@")
-		if [ -z "$b" ] || awk "BEGIN{exit !($v < $b)}"; then b=$v; fi
-	done
-	echo "$b"
 }
 
 base=$(best $LOOP "$target" "$iters")

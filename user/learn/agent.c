@@ -41,10 +41,13 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	}
 	switch (ev->op) {
 	case BW_OP_EXEC:
+	case BW_OP_MMAP:
+	case BW_OP_MPROTECT:
 		if (!ev->path_len)
 			return; /* a memfd: no path to allow; `allow exec memfd` is a choice to make
 				   by hand */
 		l.cat = BW_CAT_EXEC;
+		l.access = ev->op == BW_OP_EXEC ? BW_ACC_X : BW_ACC_M;
 		break;
 	case BW_OP_CONNECT:
 	case BW_OP_BIND:

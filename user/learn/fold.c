@@ -96,9 +96,9 @@ static void decide(const struct bw_compiled *c, const struct bw_lobj *o, struct 
 		if (!o->path || o->path[0] != '/')
 			return;
 		if (o->cat == BW_CAT_FILE)
-			e = bw_entries_lookup(c->files, c->nfiles, o->path);
+			e = bw_entries_find(c->files, c->nfiles, o->path);
 		else
-			e = bw_entries_lookup(c->execs, c->nexecs, o->path);
+			e = bw_entries_find(c->execs, c->nexecs, o->path);
 		if (!e)
 			return;
 		own = e->key[e->keylen - 1] == '\0';
@@ -117,10 +117,11 @@ static void decide(const struct bw_compiled *c, const struct bw_lobj *o, struct 
 		return;
 	}
 	if (o->cat == BW_CAT_EXEC) {
+		/* `exec memfd` decides running and mapping alike. */
 		if (c->memfd_denied)
-			v->denied = v->blocked = BW_ACC_R;
+			v->denied = v->blocked = v->need;
 		else if (c->policy.exec_memfd)
-			v->allowed = BW_ACC_R;
+			v->allowed = v->need;
 		v->rule_r = c->policy.exec_memfd_rule;
 		return;
 	}

@@ -35,9 +35,11 @@ struct bw_lobj {
 	size_t keylen;
 	uint64_t hash;
 	enum bw_cat cat;
-	unsigned access; /* file: BW_ACC_R | BW_ACC_W; others: BW_ACC_R */
-	char *path;	 /* file, exec (NULL: memfd); unix: the name */
-	int op, proto;	 /* net; BW_CAT_NS: op is the BW_NS_* */
+	/* file: BW_ACC_R | BW_ACC_W; exec, as the exec trie's slots: BW_ACC_R run,
+	 * BW_ACC_W mapped executable; net: BW_ACC_R */
+	unsigned access;
+	char *path;    /* file, exec (NULL: memfd); unix: the name */
+	int op, proto; /* net; BW_CAT_NS: op is the BW_NS_* */
 	uint8_t addr[16];
 	uint16_t port;
 	unsigned long long count;

@@ -23,7 +23,8 @@
 /* One observed access, as the agent decodes a learn event. */
 struct bw_learned {
 	enum bw_cat cat;       /* BW_CAT_FILE, BW_CAT_EXEC, BW_CAT_NET or BW_CAT_NS */
-	unsigned access;       /* file: BW_ACC_R | BW_ACC_W (other bits are ignored) */
+	unsigned access;       /* file: BW_ACC_R | BW_ACC_W (other bits are ignored); exec:
+				  BW_ACC_X run (also 0), BW_ACC_M mapped executable */
 	const char *path;      /* file and exec: absolute path as seen by the process;
 				  exec: NULL or "" is a program run from a memfd */
 	int net_op;	       /* BW_NET_CONNECT (sendmsg too), BW_NET_BIND, BW_NET_RAW */
@@ -52,7 +53,7 @@ void bw_learn_free(struct bw_learn_set *s);
  */
 int bw_learn_add(struct bw_learn_set *s, const struct bw_learned *l);
 
-/* Was this program (its exact path) learned as run? */
+/* Was this program (its exact path) learned as run (not only mapped)? */
 bool bw_learn_has_exec(const struct bw_learn_set *s, const char *path);
 
 /* Distinct objects recorded, and accesses recorded (calls that succeeded). */

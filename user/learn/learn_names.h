@@ -27,6 +27,13 @@ const char *bw_learn_path_problem(const char *p, size_t max, char *buf, size_t l
 /* The same for a unix socket name: "/path" or "@abstract". */
 const char *bw_learn_unix_problem(const char *u, char *buf, size_t len);
 
+/*
+ * Is this the dynamic loader (ld-linux-x86-64.so.2, ld-linux-aarch64.so.1,
+ * ld64.so.2, ld-musl-x86_64.so.1, ld-2.31.so ...), by its file name? Run
+ * directly it runs any program it can read.
+ */
+bool bw_learn_is_loader(const char *path);
+
 /* A name `profile NAME` accepts. */
 bool bw_learn_profile_name_ok(const char *s);
 

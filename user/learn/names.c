@@ -38,6 +38,26 @@ bool bw_learn_is_control(unsigned char c)
 }
 
 /*
+ * glibc's loaders are ld-linux*.so.N, ld64.so.N, ld-VERSION.so and ld.so.N,
+ * musl's ld-musl-ARCH.so.1; the linker (ld, ld.bfd, ld.gold) has no ".so".
+ */
+bool bw_learn_is_loader(const char *path)
+{
+	const char *base = strrchr(path, '/'), *so;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "ld-", 3) && strncmp(base, "ld64.", 5) && strncmp(base, "ld.", 3))
+		return false;
+	so = strstr(base, ".so");
+	if (!so)
+		return false;
+	for (so += 3; *so; so++)
+		if (*so != '.' && (*so < '0' || *so > '9'))
+			return false;
+	return true;
+}
+
+/*
  * Why a path cannot be a rule's operand, into buf; NULL when it can. `max`:
  * BW_RULE_PATH_MAX for file and exec rules, BW_UNIX_PATH_MAX for sockets.
  */

@@ -272,10 +272,28 @@ static int obj_ptr_cmp_net(const void *a, const void *b)
 	return x->port < y->port ? -1 : x->port > y->port;
 }
 
-/* An exec rule: a path, or memfd. */
+/* Was o mapped only by processes whose program is the loader? */
+static bool mapped_by_loader(const struct bw_lobj *o)
+{
+	if (!o->progs.n || o->progs.more)
+		return false;
+	for (unsigned i = 0; i < o->progs.n; i++)
+		if (!bw_learn_is_loader(o->progs.v[i]))
+			return false;
+	return true;
+}
+
+/*
+ * An exec rule: memfd, or a path. A program run gets `allow exec` (which maps
+ * it too); a file only mapped, a library, `allow exec lib`. The dynamic
+ * loader run directly (`ld.so PROGRAM`) gets no rule to run: it would run any
+ * program the sandbox can read, whatever the exec rules say.
+ */
 static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 		     const struct bw_ostate *st)
 {
+	unsigned left = st->need & ~st->allowed;
+	const char *rule;
 	char pbuf[160];
 
 	if (!o->path) {
@@ -285,11 +303,26 @@ static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 			fputs("allow exec memfd\n", f);
 		return;
 	}
-	if (st->blocked)
-		put_blocked(f, w, st, "allow exec ", o->path, "");
+	if ((left & BW_ACC_R) && bw_learn_is_loader(o->path)) {
+		fputs("# not written: allow exec ", f);
+		put_word(f, o->path, "", true);
+		fputs(" (the dynamic loader, run directly as in `ld.so PROGRAM`, runs any program "
+		      "the sandbox can read whatever the exec rules say: run PROGRAM itself)\n",
+		      f);
+		left &= ~BW_ACC_R;
+		if (!left)
+			return;
+	}
+	if (!(left & BW_ACC_R) && mapped_by_loader(o))
+		fputs("# mapped by the dynamic loader run directly: the program it ran (run that "
+		      "program itself, and learn again) or one of its libraries\n",
+		      f);
+	rule = left & BW_ACC_R ? "allow exec " : "allow exec lib ";
+	if (st->blocked & left)
+		put_blocked(f, w, st, rule, o->path, "");
 	else
 		put_rule_or_comment(
-		    f, st, BW_ACC_R, "allow exec ", o->path,
+		    f, st, left, rule, o->path,
 		    bw_learn_path_problem(o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf)));
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The set of accesses: one object per file or program path, endpoint, unix
- * name, raw socket, memfd program or change of the view (mount, chroot,
- * userns), with a count, the union of its access
- * bits and the smallest program names, so that the output never depends on
- * the order events came in (docs/learn.md, "Objects").
+ * The set of accesses: one object per file or program path (a program run
+ * or mapped as a library), endpoint, unix name, raw socket, memfd program or
+ * change of the view (mount, chroot, userns), with a count, the union of its
+ * access bits and the smallest program names, so that the output never
+ * depends on the order events came in (docs/learn.md, "Objects").
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -54,7 +54,8 @@ bool bw_learn_has_exec(const struct bw_learn_set *s, const char *path)
 	size_t i;
 
 	for (i = 0; s && i < s->n; i++)
-		if (s->v[i].cat == BW_CAT_EXEC && s->v[i].path && !strcmp(s->v[i].path, path))
+		if (s->v[i].cat == BW_CAT_EXEC && (s->v[i].access & BW_ACC_R) && s->v[i].path &&
+		    !strcmp(s->v[i].path, path))
 			return true;
 	return false;
 }
@@ -187,6 +188,9 @@ static int make_obj(const struct bw_learned *l, struct bw_lobj *o)
 		o->path = norm_path(l->path ? l->path : "");
 		break;
 	case BW_CAT_EXEC:
+		/* One object per program: run, mapped, or both (the trie's r and w slots). */
+		o->access = (l->access & BW_ACC_M ? BW_ACC_W : 0) |
+			    (l->access & BW_ACC_X || !(l->access & BW_ACC_M) ? BW_ACC_R : 0);
 		if (l->path && *l->path)
 			o->path = norm_path(l->path);
 		else

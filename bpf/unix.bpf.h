@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * unix socket rules, shared by the unix hooks (bpf/sock.bpf.c) and the
+ * decision on a socket received from another process (bpf/receive.bpf.c):
+ * a socket's name as rules spell it, and the decision on it.
+ */
+#ifndef BW_UNIX_BPF_H
+#define BW_UNIX_BPF_H
+
+#include "bpfwarden.h"
+#include "maps.bpf.h"
+#include "event.bpf.h"
+#include "kernel.bpf.h"
+#include "path.bpf.h"
+
+/*
+ * unix sockets: connect (stream and seqpacket) and every datagram sent are
+ * decided on the peer socket really reached, by its name: the path of its
+ * socket file as the connecting process sees it, or "@" and its abstract
+ * name. bind to an abstract name is decided by the name asked for; bind to
+ * a path when the kernel makes its socket file (path_mknod), by the path of
+ * that file, after the kernel resolved the name: a relative name, "//",
+ * "/./", ".." and symlinked directories all meet the rule of the file made.
+ */
+struct bw_unix_event {
+	struct bw_event ev;
+	char name[BW_UNIX_NAME];
+};
+
+/*
+ * The name is built in a bw_unix_key with room after it: lengths are
+ * clamped to the name, and the verifier, which cannot follow the clamp
+ * through the compiler's code, is shown a mask (after a barrier, so that the
+ * compiler keeps it); a masked read must stay inside the map value.
+ */
+#define BW_UNIX_MASK 127
+
+struct bw_unix_scratch {
+	struct bw_unix_key key;
+	char slack[BW_UNIX_MASK + 1 - BW_UNIX_NAME + 1];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bw_unix_scratch);
+} bw_unix_scratch SEC(".maps");
+
+/* A name's learn identity: two FNV-1a hashes of its bytes (different bases), and its length. */
+static __always_inline void bw_unix_id(struct bw_learn_key *id, const char *name, __u32 len)
+{
+	__u64 h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+	__u32 i;
+
+	for (i = 0; i < BW_UNIX_NAME; i++) {
+		if (i >= len)
+			break;
+		h1 = (h1 ^ (__u8)name[i]) * 0x100000001b3ULL;
+		h2 = (h2 ^ (__u8)name[i]) * 0x100000001b3ULL;
+	}
+	id->a = h1;
+	id->b = h2;
+	id->c = len;
+}
+
+static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
+					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len)
+{
+	struct bw_learn_key id = {};
+	struct bw_unix_event *e;
+	struct bw_unix_value *v;
+	struct bw_policy *pol;
+	struct bw_outcome o;
+	__u32 policy = cg->policy;
+	__u16 rule = 0;
+	__u8 verdict;
+
+	pol = bw_policy_of(cg);
+	if (!pol)
+		return -EPERM;
+	u->policy = policy;
+	u->op = op;
+	v = bpf_map_lookup_elem(&bw_unix_rules, u);
+	verdict = v ? v->verdict : pol->default_net;
+	if (v)
+		rule = v->rule;
+	if (verdict != BW_V_DENY)
+		return 0;
+	if (len > BW_UNIX_NAME)
+		len = BW_UNIX_NAME;
+	bw_unix_id(&id, u->name, len);
+	o = bw_deny_outcome(cgid, cg, pol, rule, evop, 0, BW_EVF_UNIX, &id);
+	if (!o.type)
+		return bw_lsm_ret(o, -EPERM);
+	e = bw_event_reserve(policy, sizeof(*e));
+	if (!e)
+		return bw_lsm_ret(o, -EPERM);
+	bw_event_head(&e->ev, cgid, policy, o, evop, 0, rule, BW_EVF_UNIX);
+	/* The whole name field: path_len says how much of it is used. */
+	e->ev.path_len = len;
+	__builtin_memcpy(e->name, u->name, sizeof(e->name));
+	bpf_ringbuf_submit(e, 0);
+	return bw_lsm_ret(o, -EPERM);
+}
+
+/* The path of a socket file (mnt, dentry) as the process sees it, into u->name. */
+static __always_inline int bw_unix_path_name(struct bw_unix_key *u, struct vfsmount *mnt,
+					     struct dentry *dentry, __u32 *len)
+{
+	__u32 zero = 0, flags = 0, n;
+	struct bw_scratch *s;
+
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!s)
+		return -1;
+	n = bw_path_build(s, mnt, dentry, &flags);
+	if (flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_UNREACHABLE) || n >= BW_UNIX_NAME) {
+		/* A name no rule can spell: decided by the default. */
+		bpf_probe_read_kernel(u->name, BW_UNIX_NAME - 1, s->key.path);
+		*len = BW_UNIX_NAME - 1;
+		return 0;
+	}
+	barrier_var(n);
+	bpf_probe_read_kernel(u->name, n & BW_UNIX_MASK, s->key.path);
+	*len = n;
+	return 0;
+}
+
+/* The peer's name into u->name ("@" + abstract name, or its socket file's path). */
+static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock *other, __u32 *len)
+{
+	struct unix_sock *peer = (struct unix_sock *)other;
+	struct unix_address *addr = BPF_CORE_READ(peer, addr);
+	struct dentry *dentry = BPF_CORE_READ(peer, path.dentry);
+	__u32 n;
+	int alen;
+
+	__builtin_memset(u->name, 0, sizeof(u->name));
+	if (!addr)
+		return -1; /* unnamed: a socketpair or an unbound socket, nothing to name */
+	if (dentry)
+		return bw_unix_path_name(u, BPF_CORE_READ(peer, path.mnt), dentry, len);
+	/* Abstract: sun_path starts with a NUL, and the name runs to addr->len. */
+	alen = BPF_CORE_READ(addr, len) - 2 /* sun_family */ - 1 /* the leading NUL */;
+	if (alen <= 0)
+		return -1;
+	n = alen;
+	if (n > BW_UNIX_NAME - 1)
+		n = BW_UNIX_NAME - 1;
+	u->name[0] = '@';
+	barrier_var(n);
+	bpf_probe_read_kernel(&u->name[1], n & BW_UNIX_MASK, (char *)addr->name[0].sun_path + 1);
+	*len = n + 1;
+	return 0;
+}
+
+#endif /* BW_UNIX_BPF_H */

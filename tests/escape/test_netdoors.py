@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Every network door: protocols the rules did not see, the local host by
+another of its addresses, a unix socket's name spelled another way.
+
+Each route runs tests/escape/netdoor.py twice (escape.py): under a profile
+that forbids what it reaches (refused, errno asserted, exactly one deny event
+naming the real object) and under a permissive one (it gets through). The
+network parts that cgroup programs enforce run on the build host too (`make
+hosttest`); the parts that need BPF LSM (other socket families, unix bind)
+say "skip" there.
+"""
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+
+from escape import (SCRATCH, Failure, check, check_eq, denials, lsm_active, main, profile, run,
+                    skip)
+from bwtest import Servers
+
+DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netdoor.py")
+PY = "/usr/bin/python3"
+OPEN = "default allow file\ndefault allow exec\n"
+PORT = 19390
+ALLOW_ALL = OPEN + "default allow net\n"
+PING_RANGE = "/proc/sys/net/ipv4/ping_group_range"
+
+
+def door(prof, *steps):
+    return run(prof, [PY, DRIVER] + list(steps))
+
+
+def outcomes(r, n, what):
+    got = [l for l in r.stdout.splitlines() if l.startswith(("OK", "ERR"))]
+    check(len(got) == n, "%s: %d outcomes for %d routes: %r (rc %d, stderr %s)"
+          % (what, len(got), n, got, r.rc, r.stderr.strip()))
+    return got
+
+
+def routes(forbid, cases, what, between=None):
+    """Each case is (steps, match, name): steps end in one attempt; match is
+    the fields of the one deny event that must name its object. All routes
+    run in one sandbox under forbid, then in one under a permissive profile
+    (the VMs are slow: two runs per test, not two per route). Under forbid
+    each attempt fails with EPERM and exactly one deny event matches it;
+    under the control each gets through and nothing is denied. between()
+    runs after the forbidding run (to check and undo what it changed)."""
+    steps = [s for c in cases for s in c[0]]
+    r = door(forbid, *steps)
+    got = outcomes(r, len(cases), what)
+    d = denials(r.events)
+    for (_, match, name), out in zip(cases, got):
+        check(out == "ERR EPERM", "%s, %s: the attempt should fail with EPERM; it said %s "
+              "(stderr %s)" % (what, name, out, r.stderr.strip()))
+        named = [e for e in d if all(e.get(k) == v for k, v in match.items())]
+        check(len(named) == 1, "%s, %s: exactly one deny event should match %r; deny events: %r"
+              % (what, name, match, d))
+    if between:
+        between()
+    c = door(profile(ALLOW_ALL), *steps)
+    got = outcomes(c, len(cases), what + " (control)")
+    bad = [name for (_, _, name), out in zip(cases, got) if not out.startswith("OK")]
+    check(not bad and not denials(c.events), "%s: the control under a permissive profile must "
+          "get through (a route that no longer works is a broken test): %r failed (%r), deny "
+          "events %r" % (what, bad, got, denials(c.events)))
+    return r
+
+
+@contextlib.contextmanager
+def ping_allowed():
+    """Ping sockets for every group (the default "1 0" lets nobody make one)."""
+    with open(PING_RANGE) as f:
+        old = f.read().strip()
+    with open(PING_RANGE, "w") as f:
+        f.write("0 2147483647\n")
+    try:
+        yield
+    finally:
+        with open(PING_RANGE, "w") as f:
+            f.write(old.replace("\t", " ") + "\n")
+
+
+def ip(*args, check_rc=True):
+    r = subprocess.run(["ip"] + list(args), capture_output=True, text=True)
+    if check_rc and r.returncode:
+        raise Failure("ip %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r
+
+
+def host_addresses():
+    """The host's addresses on interfaces other than lo (global and link-local scope)."""
+    out = []
+    for link in json.loads(ip("-j", "addr", "show").stdout):
+        if link.get("ifname") == "lo":
+            continue
+        for a in link.get("addr_info", []):
+            if a.get("tentative") or a.get("dadfailed"):
+                continue
+            if a["family"] == "inet6" and a.get("scope") == "link":
+                continue  # needs a scope id, which the rules do not see; the others suffice
+            out.append(a["local"])
+    return out
+
+
+# -- UDP-Lite ---------------------------------------------------------------
+
+def udplite_routes(kind, op):
+    prof = profile(OPEN + "default allow net\ndeny net connect udp localhost:%d\n" % PORT)
+    routes(prof, [(["%s:%s:%d" % (kind, addr, PORT)],
+                   {"op": op, "proto": "udp", "addr": addr.strip("[]"), "port": PORT}, addr)
+                  for addr in ("127.0.0.1", "[::1]")], kind)
+
+
+def test_udplite_datagram_meets_udp_rules():
+    """UDP-Lite is UDP with partial checksums: `udp` rules decide each
+    unconnected datagram (the cgroup sendmsg programs)."""
+    udplite_routes("udplite", "sendmsg")
+
+
+def test_udplite_connect_meets_udp_rules():
+    """A connected UDP-Lite socket: no cgroup program sees its connect (the
+    protocol has no pre_connect hook), the LSM socket_connect program decides
+    it by the `udp` rules."""
+    if not lsm_active():
+        skip("UDP-Lite's connect is decided by a BPF LSM hook; this kernel has no BPF LSM")
+    udplite_routes("udpliteconn", "connect")
+
+
+# -- protocols no rule names ------------------------------------------------
+
+DENY_NET = OPEN + "default deny net\nallow net connect tcp *:*\nallow net connect udp *:*\n"
+
+
+def test_ping_socket_unconnected_sendto():
+    """An ICMP echo from an unconnected ping socket reaches any peer; no
+    address rule names ICMP, so `net raw` (here the net default) decides
+    the socket itself, and `allow net raw` lets it through."""
+    with ping_allowed():
+        routes(profile(DENY_NET), [
+            (["ping:127.0.0.1"], {"op": "socket", "family": "ipv4", "socket_type": "dgram",
+                                  "protocol": 1}, "ICMP"),
+            (["ping:[::1]"], {"op": "socket", "family": "ipv6", "socket_type": "dgram",
+                              "protocol": 58}, "ICMPv6")], "ping")
+        r = door(profile(DENY_NET + "allow net raw\n"), "ping:127.0.0.1")
+        check_eq(r.stdout.split(), ["OK"], "ping under allow net raw (%s)" % r.stderr.strip())
+
+
+def test_sctp_sendto():
+    """SCTP's sendto sets up an association no connect program sees: the
+    socket is decided when it is made."""
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_SEQPACKET, 132).close()
+    except OSError as e:
+        skip("this kernel has no SCTP (%s): the sctp module is not loaded" % e.strerror)
+    routes(profile(DENY_NET), [(["sctp:127.0.0.1:%d" % PORT],
+                                {"op": "socket", "family": "ipv4", "protocol": 132}, "SCTP")],
+           "sctp sendto")
+
+
+def test_other_socket_families():
+    """A family with no rules of its own (AF_XDP, AF_VSOCK...) is decided
+    like a packet socket: `net raw`, else the net default."""
+    if not lsm_active():
+        skip("other families are refused by the BPF LSM socket_create hook; this kernel has "
+             "no BPF LSM")
+    cases = []
+    for name, af, kind in (("xdp", 44, socket.SOCK_RAW), ("vsock", 40, socket.SOCK_STREAM)):
+        try:
+            socket.socket(af, kind, 0).close()
+        except OSError:
+            continue
+        cases.append((["family:" + name], {"op": "socket", "family": name}, name))
+    if not cases:
+        skip("this kernel makes neither AF_XDP nor AF_VSOCK sockets")
+    routes(profile(DENY_NET), cases, "other families")
+
+
+# -- the local host by another address --------------------------------------
+
+LOCAL4, LOCAL6 = "198.51.100.77", "fd00:b0f::77"
+
+
+def remove_added():
+    ip("addr", "del", LOCAL4 + "/32", "dev", "lo", check_rc=False)
+    ip("addr", "del", LOCAL6 + "/128", "dev", "lo", check_rc=False)
+
+
+def bracket(a):
+    return "[%s]" % a if ":" in a else a
+
+
+FORBID_LOCAL = OPEN + "default allow net\ndeny net connect tcp localhost:%d\n" \
+    "deny net connect udp localhost:%d\n" % (PORT, PORT)
+
+
+def test_local_host_by_its_interface_addresses():
+    """`localhost` rules cover every address of the host: its addresses on
+    other interfaces reach the same listener, and each is refused, its event
+    naming the address used. (127.0.0.2, ::1, ::ffff:127.0.0.1, 0.0.0.0 and
+    :: are in tests/integration/test_net.py.)"""
+    addrs = host_addresses()
+    if not addrs:
+        skip("this machine has no address on an interface other than lo (the address added "
+             "in the sandbox is the next test)")
+    srv = Servers([PORT], ("0.0.0.0", "::"))
+    try:
+        routes(profile(FORBID_LOCAL),
+               [(["tcp:%s:%d" % (bracket(a), PORT)], {"op": "connect", "addr": a, "port": PORT},
+                 a) for a in addrs], "the host's addresses")
+    finally:
+        srv.close()
+
+
+def test_local_host_by_an_address_added_in_the_sandbox():
+    """Root in the sandbox adds addresses to lo, then connects through them:
+    the kernel's address lists are read at each decision, so a new address
+    is the local host from the moment it exists, and stops being it when it
+    is gone."""
+    srv = Servers([PORT], ("0.0.0.0", "::"))
+    remove_added()
+    try:
+        cases = [(["addaddr:" + spec, "tcp:%s:%d" % (bracket(a), PORT)],
+                  {"op": "connect", "addr": a, "port": PORT}, a)
+                 for spec, a in ((LOCAL4 + "/32", LOCAL4), (LOCAL6 + "/128", LOCAL6))]
+        forbid = profile(FORBID_LOCAL)
+        routes(forbid, cases, "an address added in the sandbox", between=remove_added)
+        remove_added()
+        # Gone: a datagram to them is no longer the local host's.
+        r = door(forbid, "udp:%s:%d" % (LOCAL4, PORT), "udp:[%s]:%d" % (LOCAL6, PORT))
+        check(not [l for l in r.stdout.split("\n") if l == "ERR EPERM"] and
+              not denials(r.events), "removed, they are not the local host any more: %r, "
+              "events %r" % (r.stdout, denials(r.events)))
+        # An allow for the local host lets its other addresses through a default deny.
+        allow = profile(OPEN + "default deny net\nallow net connect tcp localhost:%d\n" % PORT)
+        r = door(allow, "addaddr:" + LOCAL4 + "/32", "tcp:%s:%d" % (LOCAL4, PORT))
+        check_eq(r.stdout.split(), ["OK"], "allowed local host by another address (%s, %r)"
+                 % (r.stderr.strip(), denials(r.events)))
+    finally:
+        remove_added()
+        srv.close()
+
+
+# -- a unix socket's name ---------------------------------------------------
+
+def test_unix_bind_every_spelling():
+    """bind(2) is decided on the socket file the kernel makes, so a relative
+    name, "//", "/./", ".." and a symlinked directory meet the rule of the
+    file. Each spelling binds its own file, denied by its own rule."""
+    if not lsm_active():
+        skip("unix rules need BPF LSM; this kernel has none")
+    d = os.path.realpath(SCRATCH)
+    os.makedirs(d + "/sock", exist_ok=True)
+    os.makedirs(d + "/other", exist_ok=True)
+    os.symlink(d + "/sock", d + "/link")
+    spellings = [
+        (lambda n: ["cd:" + d + "/sock", "unixbind:" + n], "relative to the cwd"),
+        (lambda n: ["cd:" + d, "unixbind:sock/" + n], "relative, in a subdirectory"),
+        (lambda n: ["unixbind:/" + d + "/sock/" + n], "a doubled slash in front"),
+        (lambda n: ["unixbind:" + d + "//sock/" + n], "a doubled slash inside"),
+        (lambda n: ["unixbind:" + d + "/./sock/" + n], "/./"),
+        (lambda n: ["unixbind:" + d + "/other/../sock/" + n], ".."),
+        (lambda n: ["unixbind:" + d + "/link/" + n], "a symlinked directory"),
+        (lambda n: ["cd:" + d + "/other", "unixbind:../link/" + n], "relative, .. and a link"),
+        (lambda n: ["unixbind:" + d + "/sock/" + n], "as the rule writes it"),
+    ]
+    targets = [d + "/sock/s%d.sock" % i for i in range(len(spellings))]
+    forbid = profile(OPEN + "default allow net\n" +
+                     "".join("deny net bind unix %s\n" % t for t in targets))
+    cases = [(f(os.path.basename(t)), {"op": "bind", "unix": t}, what)
+             for (f, what), t in zip(spellings, targets)]
+
+    def none_made():
+        made = [t for t in targets if os.path.exists(t)]
+        check(not made, "socket files made under the forbidding profile: %r" % made)
+
+    routes(forbid, cases, "unix bind", between=none_made)
+    missing = [t for t in targets if not os.path.exists(t)]
+    check(not missing, "the control made no socket file at %r" % missing)
+
+
+TESTS = [
+    test_udplite_datagram_meets_udp_rules,
+    test_udplite_connect_meets_udp_rules,
+    test_ping_socket_unconnected_sendto,
+    test_sctp_sendto,
+    test_other_socket_families,
+    test_local_host_by_its_interface_addresses,
+    test_local_host_by_an_address_added_in_the_sandbox,
+    test_unix_bind_every_spelling,
+]
+
+if __name__ == "__main__":
+    sys.exit(main(TESTS, sys.argv))

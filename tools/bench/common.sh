@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Sourced by the --bench benchmarks (file-open.sh, mmap-exec.sh) first thing:
+# strict mode and the checkout's root as working directory, their options, the
+# guest they run in, the best of 3 runs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+# bench_start SCRIPT [--kernel 6.1|6.12] [--iterations N] [--timeout S]: sets $iters, $BW
+# (the agent) and $dir (the guest's scratch directory, on tmpfs). Outside
+# the VM it builds, runs SCRIPT again in a guest booted with vmrun.sh --bench
+# (guest time counts instructions, so ratios repeat) and does not return.
+bench_start() {
+	local script=$1 kernel=6.12 inside= timeout=600
+	shift
+	iters=200000
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--kernel) kernel=$2; shift ;;
+		--iterations) iters=$2; shift ;;
+		--timeout) timeout=$2; shift ;; # the guest's, for a loaded machine
+		--in-vm) inside=1 ;;
+		*) echo "usage: $script [--kernel 6.1|6.12] [--iterations N] [--timeout S]" >&2; exit 2 ;;
+		esac
+		shift
+	done
+	if [ -z "$inside" ]; then
+		make -s all
+		exec tools/vm/vmrun.sh --bench --kernel "$kernel" --timeout "$timeout" -- "$script" --in-vm \
+			--iterations "$iters"
+	fi
+	BW=build/bpfwarden
+	dir=/tmp/bench
+}
+
+# best CMD...: the fastest of 3 runs of a command that prints one number.
+best() {
+	local b="" v
+	for _ in 1 2 3; do
+		v=$("$@")
+		if [ -z "$b" ] || awk "BEGIN{exit !($v < $b)}"; then b=$v; fi
+	done
+	echo "$b"
+}
