@@ -181,11 +181,12 @@ static __noinline int bw_cg_write(struct inode *inode)
 {
 	struct kernfs_node *kn, *dir;
 	struct bw_cgroup *cg, *dst;
+	union bw_cgroup_copy cg_copy;
 	__u64 cgid, id;
 
 	if (!inode || BPF_CORE_READ(inode, i_sb, s_magic) != CGROUP2_SUPER_MAGIC)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
@@ -222,6 +223,7 @@ SEC("lsm/path_mkdir")
 int BPF_PROG(bw_cg_mkdir_lim, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
 {
 	struct bw_cgroup *cg, *parent;
+	union bw_cgroup_copy cg_copy;
 	struct kernfs_node *pkn;
 	__u64 cgid, pid;
 	__u16 rule;
@@ -230,7 +232,7 @@ int BPF_PROG(bw_cg_mkdir_lim, const struct path *dir, struct dentry *dentry, umo
 		return ret;
 	if (dentry->d_sb->s_magic != CGROUP2_SUPER_MAGIC)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	pkn = BPF_CORE_READ(dir, dentry, d_inode, i_private);
@@ -255,6 +257,7 @@ int BPF_PROG(bw_cg_kn_init, struct kernfs_node *kn_dir, struct kernfs_node *kn, 
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct bw_cgroup *cg, *parent;
+	union bw_cgroup_copy cg_copy;
 	__u64 cgid, pid;
 	__u16 rule;
 
@@ -269,7 +272,7 @@ int BPF_PROG(bw_cg_kn_init, struct kernfs_node *kn_dir, struct kernfs_node *kn, 
 	parent = bpf_map_lookup_elem(&bw_cgroups, &pid);
 	if (!parent)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	rule = bw_cg_over_limit(cg);
 	if (!rule)
 		return 0;

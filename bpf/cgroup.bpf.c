@@ -30,6 +30,7 @@ int BPF_PROG(bw_cg_mkdir, struct cgroup *cgrp, const char *path)
 {
 	struct cgroup_subsys_state *parent_css;
 	struct bw_cgroup *parent, *maker, copy;
+	union bw_cgroup_copy maker_copy;
 	__u64 id, parent_id, maker_id;
 	__u32 slot;
 
@@ -43,7 +44,7 @@ int BPF_PROG(bw_cg_mkdir, struct cgroup *cgrp, const char *path)
 	if (!parent)
 		return 0;
 	/* We run in the mkdir(2) of the process making it. */
-	maker = bw_governing(&maker_id);
+	maker = bw_governing(&maker_id, &maker_copy);
 	slot = bw_cg_charge_slot(maker, parent);
 	copy = *parent;
 	copy.charged = (__u8)(slot + 1);

@@ -79,7 +79,8 @@ static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len)
  * be moved (a full map fails closed, and the entry keeps waiting). No count
  * changes: a pending entry is counted as an agent's from when it is made.
  */
-static __always_inline int bw_pending_starts(__u64 cgid, struct bw_cgroup **cg)
+static __always_inline int bw_pending_starts(__u64 cgid, union bw_cgroup_copy *copy,
+					     struct bw_cgroup **cg)
 {
 	struct bw_cgroup *p = bpf_map_lookup_elem(&bw_pending, &cgid), v;
 
@@ -89,9 +90,12 @@ static __always_inline int bw_pending_starts(__u64 cgid, struct bw_cgroup **cg)
 	v = *p;
 	/* NOEXIST: another thread's exec may have moved it already. */
 	bpf_map_update_elem(&bw_cgroups, &cgid, &v, BPF_NOEXIST);
-	*cg = bpf_map_lookup_elem(&bw_cgroups, &cgid);
-	if (!*cg)
+	p = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!p)
 		return -EACCES;
+	/* One read decides, as bw_governing's (bpf/decide.bpf.h). */
+	copy->raw = *(volatile __u64 *)p;
+	*cg = &copy->v;
 	bpf_map_delete_elem(&bw_pending, &cgid);
 	return 0;
 }
@@ -100,13 +104,14 @@ SEC("lsm/bprm_check_security")
 int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg) {
-		ret = bw_pending_starts(cgid, &cg);
+		ret = bw_pending_starts(cgid, &cg_copy, &cg);
 		if (ret || !cg)
 			return ret;
 	}
@@ -142,6 +147,7 @@ int BPF_PROG(bw_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 	     unsigned long flags, int ret)
 {
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	__u64 cgid, raw = 0;
 
 	if (ret)
@@ -156,7 +162,7 @@ int BPF_PROG(bw_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 	bpf_probe_read_kernel(&raw, sizeof(raw), &ctx[0]);
 	if (!raw)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg || bw_exec_maps_program(file))
 		return 0;
 	return bw_decide_file(cgid, cg, file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_MMAP,
@@ -174,6 +180,7 @@ int BPF_PROG(bw_file_mprot, struct vm_area_struct *vma, unsigned long reqprot, u
 	     int ret)
 {
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	struct file *file;
 	__u64 cgid;
 
@@ -184,7 +191,7 @@ int BPF_PROG(bw_file_mprot, struct vm_area_struct *vma, unsigned long reqprot, u
 	file = vma->vm_file;
 	if (!file)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	return bw_decide_walked(cgid, cg, &bw_exec_rules, BW_CAT_PIN_EXEC, file->f_path.mnt,

@@ -28,9 +28,10 @@ static __always_inline int bw_file_check(struct vfsmount *mnt, struct dentry *de
 					 __u8 access)
 {
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	__u64 cgid;
 
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	return bw_decide_path(cgid, cg, mnt, dentry, op, access);
@@ -40,13 +41,14 @@ SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	unsigned int fmode;
 	__u8 access = 0;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	fmode = file->f_mode;

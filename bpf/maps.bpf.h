@@ -204,15 +204,30 @@ struct {
 /* Directories that may be in bw_pos_dirs, by inode number, like bw_pinbits. */
 BW_BITMAP(bw_posbits);
 
+/* A governing entry read in one 8-byte load (bw_governing). */
+union bw_cgroup_copy {
+	__u64 raw;
+	struct bw_cgroup v;
+};
+
 /*
- * The governing entry of the current task's cgroup (and its id in *cgid).
+ * The governing entry of the current task's cgroup (and its id in *cgid),
+ * copied into *copy: `attach --replace` and `mode` replace the entry while
+ * a hook runs, and the hash map may reuse the old element at once. A
+ * decision made from the copy is one profile's, slot and mode of one read.
  * NULL for a process outside every governed cgroup: this lookup is all
  * such a process pays on any hook.
  */
-static __always_inline struct bw_cgroup *bw_governing(__u64 *cgid)
+static __always_inline struct bw_cgroup *bw_governing(__u64 *cgid, union bw_cgroup_copy *copy)
 {
+	struct bw_cgroup *live;
+
 	*cgid = bpf_get_current_cgroup_id();
-	return bpf_map_lookup_elem(&bw_cgroups, cgid);
+	live = bpf_map_lookup_elem(&bw_cgroups, cgid);
+	if (!live)
+		return NULL;
+	copy->raw = *(volatile __u64 *)live;
+	return &copy->v;
 }
 
 /* A governed cgroup's policy; NULL (the caller refuses: fail closed) if its slot is gone. */

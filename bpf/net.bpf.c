@@ -29,6 +29,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	struct bw_net_obj obj = {};
 	struct bw_net_key k = {};
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	struct bw_policy *pol;
 	__u32 *a = (__u32 *)k.addr;
 	__u16 port, rule;
@@ -38,7 +39,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	proto = bw_net_proto(ctx->protocol);
 	if (!proto)
 		return 1; /* decided when the socket was made (bw_sock_create) */
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 1;
 	pol = bw_policy_of(cg);
@@ -99,13 +100,14 @@ int bw_sock_create(struct bpf_sock *ctx)
 {
 	struct bw_net_obj obj = {};
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	struct bw_policy *pol;
 	__u8 verdict;
 	__u64 cgid;
 
 	if (ctx->type != SOCK_RAW && bw_net_proto(ctx->protocol))
 		return 1;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 1;
 	pol = bw_policy_of(cg);

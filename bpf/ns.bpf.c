@@ -50,6 +50,7 @@ static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct d
 	int what = bw_op_ns(op);
 	struct bw_learn_key obj = {}; /* one object per operation: nothing to tell apart */
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	struct bw_policy *pol;
 	struct bw_scratch *s;
 	struct bw_outcome o;
@@ -57,7 +58,7 @@ static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct d
 	__u64 cgid;
 	__u16 rule;
 
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	pol = bw_policy_of(cg);

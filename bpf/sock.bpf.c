@@ -46,6 +46,7 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 {
 	struct bw_net_obj obj = {};
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	struct bw_policy *pol;
 	__u64 cgid;
 	__u8 verdict;
@@ -54,7 +55,7 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 		return ret;
 	if (bw_family_ruled(family) || kern)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	pol = bw_policy_of(cg);
@@ -109,11 +110,12 @@ static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt
 {
 	struct bw_unix_key *u;
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	__u32 zero = 0, len = 0;
 	__u64 cgid;
 	int err;
 
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
@@ -184,6 +186,7 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 	struct bw_net_obj obj = {};
 	struct bw_net_key k = {};
 	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
 	struct bw_policy *pol;
 	__u32 *a = (__u32 *)k.addr;
 	__u16 port, rule, family;
@@ -193,7 +196,7 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 		return ret;
 	if (BPF_CORE_READ(sock, sk, sk_protocol) != IPPROTO_UDPLITE)
 		return 0;
-	cg = bw_governing(&cgid);
+	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
 		return 0;
 	pol = bw_policy_of(cg);

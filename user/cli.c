@@ -88,6 +88,9 @@ error_t bw_parse_opt(int key, char *arg, struct argp_state *st)
 	case 'a':
 		o->all = true;
 		break;
+	case BW_KEY_REPLACE:
+		o->replace = true;
+		break;
 	case 'd':
 	case BW_KEY_EVENT_RATE:
 	case BW_KEY_MIN_CHILDREN:

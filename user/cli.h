@@ -26,6 +26,7 @@ struct bw_opts {
 	enum bw_mode mode;
 	bool mode_given;
 	bool all;
+	bool replace;	       /* attach: take a governed subtree over */
 	long duration;	       /* seconds; 0: not given */
 	unsigned event_rate;   /* BW_DEFAULT_EVENT_RATE unless given; 0: no limit */
 	unsigned min_children; /* 0: the learner's default */
@@ -49,6 +50,7 @@ enum {
 	BW_KEY_RUNTIME_STATE,
 	BW_KEY_PER_POD_METRICS,
 	BW_KEY_BPF_STATS,
+	BW_KEY_REPLACE,
 };
 
 /* The options, defined once; each command lists the ones it takes. */
@@ -93,6 +95,11 @@ enum {
 		"output", 'o', "PATH", 0,                                                          \
 		    "Write the learned profile to PATH (a directory with --all)", 0                \
 	}
+#define BW_OPT_REPLACE                                                                             \
+	{                                                                                          \
+		"replace", BW_KEY_REPLACE, 0, 0,                                                   \
+		    "If the cgroup is governed, replace its profile at once (no gap, no mix)", 0   \
+	}
 /* Learning: how far the profile writer generalises (docs/learn.md). */
 #define BW_OPTS_LEARN                                                                              \
 	{"min-children",                                                                           \
@@ -129,7 +136,8 @@ struct bw_command {
 };
 
 extern const struct bw_command bw_cmd_run, bw_cmd_attach, bw_cmd_detach, bw_cmd_mode, bw_cmd_learn,
-    bw_cmd_audit, bw_cmd_status, bw_cmd_check, bw_cmd_reset, bw_cmd_daemon, bw_cmd_selftest;
+    bw_cmd_audit, bw_cmd_status, bw_cmd_check, bw_cmd_reset, bw_cmd_daemon, bw_cmd_selftest,
+    bw_cmd_upgrade;
 
 /*
  * Parse argv (argv[0] is the command's name) with the command's argp and

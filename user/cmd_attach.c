@@ -28,6 +28,7 @@ static int attach(struct bw_opts *o)
 	if (bw_cgroup_arg(o->cgroup, cgdir, sizeof(cgdir)))
 		return 1;
 	ret = bw_session_prepare(&s, o);
+	s.replace = o->replace;
 	if (!ret && bw_session_govern(&s, cgdir))
 		ret = 1;
 	if (ret) {
@@ -36,7 +37,8 @@ static int attach(struct bw_opts *o)
 	}
 	bw_session_signals(false);
 	if (bw_session_loop(&s, &loop) == BW_LOOP_GONE)
-		bw_events_agent(&s.ev, "detached by another command or cgroup removed");
+		bw_events_agent(&s.ev, "detached by another command, replaced by another "
+				       "profile (attach --replace), or cgroup removed");
 	else
 		bw_events_agent(&s.ev, "detaching on signal");
 	bw_session_end(&s);
@@ -121,7 +123,8 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 }
 
 static const struct argp_option attach_options[] = {
-    BW_OPT_CGROUP, BW_OPT_PROFILE, BW_OPT_MODE, BW_OPT_LOG, BW_OPT_EVENT_RATE, BW_OPTS_COMMON,
+    BW_OPT_CGROUP,  BW_OPT_PROFILE,    BW_OPT_MODE,    BW_OPT_LOG,
+    BW_OPT_REPLACE, BW_OPT_EVENT_RATE, BW_OPTS_COMMON,
 };
 static const struct argp_option cgroup_options[] = {BW_OPT_CGROUP, BW_OPTS_COMMON};
 
@@ -129,7 +132,9 @@ static const struct argp attach_argp = {
     attach_options, parse, NULL,
     "Govern an existing cgroup subtree with a profile. In the foreground, streaming its "
     "events.\vSIGINT or SIGTERM lets the subtree go and exits; so does `bpfwarden detach` "
-    "from another shell."};
+    "from another shell. With --replace, a subtree governed already changes profile at once: "
+    "each decision is the old profile's or the new one's, and the attach that governed it "
+    "exits."};
 static const struct argp detach_argp = {
     cgroup_options, parse, NULL,
     "Let a governed cgroup subtree go. Its attach, if still running, notices and exits."};

@@ -96,6 +96,13 @@ static void delete_policy_keys(int fd, size_t key_size, size_t offset, size_t ps
 	free(dead);
 }
 
+/*
+ * Called once no cgroup refers to the slot. A decision that read an entry
+ * naming it just before may still be running: deleting from bw_rbufs, a
+ * map of maps, returns only after every running BPF program has finished
+ * (the kernel's maybe_wait_bpf_programs, a synchronize_rcu), so it goes
+ * first and no decision sees half-deleted rules.
+ */
 static int slot_release(struct bw_maps *m, uint32_t id)
 {
 	struct bw_policy empty = {};
@@ -587,6 +594,77 @@ int bw_govern_set_mode(struct bw_maps *m, const char *dir, enum bw_mode mode, in
 	bw_unlock(m);
 	*n = a.n;
 	return ret ? ret : a.n ? 0 : -ENOENT;
+}
+
+/* Point the entries of the replaced slot at the new one; other slots' entries stay. */
+static int replace_fn(const char *path, uint64_t id, void *arg)
+{
+	struct govern_arg *a = arg;
+	struct bw_cgroup v, nv = a->v;
+
+	if (bw_governor(a->m, id, &v) || v.policy != a->slot)
+		return 0;
+	nv.charged = v.charged; /* still counted where it was */
+	if (bpf_map_update_elem(a->m->cgroups, &id, &nv, BPF_EXIST))
+		return errno == ENOENT ? 0 : -errno;
+	a->n++;
+	return 0;
+}
+
+/* An agent killed without letting go leaves its slot: nothing refers to it once replaced. */
+static void release_if_orphaned(struct bw_maps *m, uint32_t id)
+{
+	struct bw_policy p;
+
+	if (bpf_map_lookup_elem(m->policies, &id, &p) || !p.in_use || !p.owner_pid)
+		return;
+	if (kill(p.owner_pid, 0) && errno == ESRCH && !slot_referenced(m, id)) {
+		bw_dbg("releasing policy slot %u of dead agent %u", id, p.owner_pid);
+		slot_release(m, id);
+	}
+}
+
+int bw_govern_replace(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		      uint32_t *old)
+{
+	struct govern_arg a = {.m = m, .v = {.policy = slot, .mode = mode}};
+	struct bw_cgroup top;
+	uint64_t id;
+	int ret, pass;
+
+	ret = bw_cgroup_id(dir, &id);
+	if (ret)
+		return ret;
+	ret = bw_lock(m);
+	if (ret)
+		return ret;
+	if (bw_governor(m, id, &top)) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (top.policy == slot) {
+		ret = -EALREADY;
+		goto out;
+	}
+	a.slot = top.policy;
+	/*
+	 * A cgroup made during a pass, below one not replaced yet, copies the
+	 * old entry; the next pass finds it. One that still escapes keeps the
+	 * old slot, which then stays (bw_slot_put: -EBUSY): it is never let go.
+	 */
+	for (pass = 0; pass < 3; pass++) {
+		int before = a.n;
+
+		ret = bw_cgroup_walk(dir, replace_fn, &a);
+		if (ret || a.n == before)
+			break;
+	}
+	*old = top.policy;
+	if (!ret)
+		release_if_orphaned(m, top.policy);
+out:
+	bw_unlock(m);
+	return ret;
 }
 
 /* Let go of the entries of one slot only: another session may govern a cgroup below. */

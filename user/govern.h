@@ -88,6 +88,18 @@ int bw_govern_all(struct bw_maps *m, const char *root, uint32_t slot, enum bw_mo
  */
 int bw_govern_set_mode(struct bw_maps *m, const char *dir, enum bw_mode mode, int *n);
 /*
+ * Replace the profile of a governed subtree: every entry of dir's subtree
+ * that points at the slot governing dir now (returned in *old) is pointed
+ * at slot, in mode, one 8-byte entry at a time. A decision reads its
+ * cgroup's entry once and every rule, pin and default of the one slot it
+ * names: it is the old profile's or the new one's, never a mix. The old
+ * slot is emptied by its agent once it sees it has been replaced (or here,
+ * when that agent is dead). -ENOENT when dir is not governed, -EALREADY
+ * when slot governs it already.
+ */
+int bw_govern_replace(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		      uint32_t *old);
+/*
  * Let dir and every cgroup below it go. *slot (if not NULL and not UINT32_MAX)
  * names the slot whose entries go; otherwise the slot of the first governed
  * cgroup found, returned in *slot. Entries of other slots stay. -ENOENT when

@@ -63,6 +63,14 @@ mkdirs:
 	return 0;
 }
 
+struct bpf_link *bw_prog_attach(struct bpf_program *prog, int cg_fd)
+{
+	if (bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK_ADDR ||
+	    bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK)
+		return bpf_program__attach_cgroup(prog, cg_fd);
+	return bpf_program__attach(prog);
+}
+
 /*
  * Attach and pin each program of obj that has no pinned link yet. cgroup
  * programs go on the cgroup2 root (cg_fd): they see every process and find
@@ -83,11 +91,7 @@ static int attach_missing(struct bpf_object *obj, int cg_fd)
 		snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", bpf_program__name(prog));
 		if (!access(pin, F_OK))
 			continue;
-		if (bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK_ADDR ||
-		    bpf_program__type(prog) == BPF_PROG_TYPE_CGROUP_SOCK)
-			link = bpf_program__attach_cgroup(prog, cg_fd);
-		else
-			link = bpf_program__attach(prog);
+		link = bw_prog_attach(prog, cg_fd);
 		if (!link) {
 			ret = -errno;
 			bw_err("cannot attach %s: %s", bpf_program__name(prog), strerror(-ret));
@@ -266,6 +270,19 @@ const char *bw_view_unrefused(void)
 			len = len + n < sizeof(msg) ? len + n : sizeof(msg) - 1;
 	}
 	return len ? msg : NULL;
+}
+
+size_t bw_objects_count(void)
+{
+	return sizeof(bw_objects) / sizeof(bw_objects[0]);
+}
+
+struct bpf_object *bw_object_open(size_t i, const char **what, unsigned *needs)
+{
+	libbpf_set_print(libbpf_print);
+	*what = bw_objects[i].what;
+	*needs = bw_objects[i].needs;
+	return open_object(&bw_objects[i]);
 }
 
 /* Load and attach what of one object is not pinned yet. */
@@ -450,7 +467,8 @@ static int check_version(void)
 	}
 	if (ret) {
 		bw_err("the programs pinned under %s come from another build of bpfwarden and "
-		       "still govern cgroups: detach them, or `bpfwarden reset` to drop them",
+		       "still govern cgroups: `bpfwarden upgrade` replaces them with this "
+		       "build's without a gap; or detach them, or `bpfwarden reset` to drop them",
 		       BW_PIN_ROOT);
 		return ret;
 	}

@@ -8,7 +8,12 @@
 #define BW_LOADER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+struct bpf_object;
+struct bpf_program;
+struct bpf_link;
 
 #define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
 #define BW_RUN_DIR  "/run/bpfwarden"
@@ -67,6 +72,17 @@ void bw_maps_close(struct bw_maps *m);
  * by another build (another hash) are replaced or refused, never mixed.
  */
 uint64_t bw_objects_hash(void);
+
+/*
+ * The BPF objects this build carries (bw_objects_count of them, in load
+ * order), for `bpfwarden upgrade`: object i opened with its maps to be
+ * reused from the pins, its programs for hooks this kernel lacks not to be
+ * loaded; *what names it for messages, *needs its BW_NEED_* (probe.h).
+ */
+size_t bw_objects_count(void);
+struct bpf_object *bw_object_open(size_t i, const char **what, unsigned *needs);
+/* Attach one loaded program: cgroup programs to the cgroup2 root cg_fd. NULL, errno set. */
+struct bpf_link *bw_prog_attach(struct bpf_program *prog, int cg_fd);
 
 /* Remove a directory of pins (and so drop what only they kept loaded). */
 int bw_unpin_all(const char *dir);

@@ -115,7 +115,8 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 {
 	const char *unrefused = s->net_only ? NULL : bw_view_unrefused();
 	struct bw_cgroup cur;
-	char msg[PATH_MAX + 1536];
+	char msg[PATH_MAX + 1536], was[64] = "";
+	uint32_t replaced = 0;
 	int ret;
 
 	snprintf(s->cgdir, sizeof(s->cgdir), "%s", cgdir);
@@ -126,9 +127,19 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		return ret;
 	}
 	ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode, &cur);
+	if (ret == -EEXIST && s->replace) {
+		ret = bw_govern_replace(&s->maps, cgdir, s->slot.id, s->mode, &replaced);
+		/* Let go meanwhile: govern it afresh. */
+		if (ret == -ENOENT)
+			ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode, &cur);
+		else if (!ret)
+			snprintf(was, sizeof(was), "; replaced the profile of policy slot %u",
+				 replaced);
+	}
 	if (ret == -EEXIST) {
-		bw_err("%s is already governed (policy slot %u): detach it first", cgdir,
-		       cur.policy);
+		bw_err("%s is already governed (policy slot %u): detach it first, or attach "
+		       "--replace",
+		       cgdir, cur.policy);
 		return ret;
 	}
 	/* A walk stopped half way leaves entries: bw_session_end lets them go. */
@@ -137,7 +148,7 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		return ret;
 	snprintf(msg, sizeof(msg),
 		 "governing %s with profile %s in %s mode (%zu file keys, %zu exec keys, %zu net "
-		 "keys, %zu inode pins, %zu positions%s%s%s%s)",
+		 "keys, %zu inode pins, %zu positions%s%s%s%s%s)",
 		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode), s->compiled.nfiles,
 		 s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved, s->slot.positions,
 		 s->net_only ? "; no BPF LSM on this kernel: tcp and udp rules only, and packet "
@@ -149,7 +160,8 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		     ? "; the hard-link scan of denied directories stopped at its bound: other "
 		       "names of files deep inside them are not pinned"
 		     : "",
-		 unrefused ? "; not refused on this kernel: " : "", unrefused ? unrefused : "");
+		 unrefused ? "; not refused on this kernel: " : "", unrefused ? unrefused : "",
+		 was);
 	bw_events_agent(&s->ev, msg);
 	return 0;
 }

@@ -33,6 +33,7 @@ struct bw_session {
 	char cgdir[PATH_MAX];
 	bool governing;
 	bool net_only; /* no BPF LSM: the cgroup programs enforce the net rules alone */
+	bool replace;  /* bw_session_govern takes a governed cgroup over */
 };
 
 /*
@@ -44,7 +45,10 @@ struct bw_session {
 int bw_session_prepare(struct bw_session *s, const struct bw_opts *o);
 /* Does enforcing this profile need the file and exec hooks (BPF LSM)? */
 bool bw_compiled_needs_lsm(const struct bw_compiled *c);
-/* Govern cgdir and its subtree with the session's slot. */
+/*
+ * Govern cgdir and its subtree with the session's slot; with s->replace, a
+ * subtree governed already is taken over (bw_govern_replace).
+ */
 int bw_session_govern(struct bw_session *s, const char *cgdir);
 /* Read every event there is now, then report lost ones. */
 void bw_session_drain(struct bw_session *s);

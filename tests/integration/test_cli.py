@@ -20,7 +20,7 @@ from bwtest import BW, REPO, check, check_eq, lsm_active, main, profile, skip  #
 COMMANDS = {
     "run": ["--profile", "--mode", "--log", "--event-rate", "--output", "--min-children",
             "--exact"],
-    "attach": ["--cgroup", "--profile", "--mode", "--log", "--event-rate"],
+    "attach": ["--cgroup", "--profile", "--mode", "--log", "--event-rate", "--replace"],
     "detach": ["--cgroup"],
     "mode": ["--cgroup"],
     "learn": ["--cgroup", "--all", "--duration", "--output", "--profile", "--log",
@@ -32,6 +32,7 @@ COMMANDS = {
     "daemon": ["--policy-dir", "--log", "--metrics-addr", "--socket", "--runtime-state",
                "--per-pod-metrics", "--bpf-stats"],
     "selftest": ["--list"],
+    "upgrade": [],
 }
 
 # A profile the cgroup programs enforce alone (no BPF LSM needed).
