@@ -18,7 +18,7 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-format-truncation -Werror
-CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -Iuser/learn -I$(BUILD)
+CFLAGS += -D_GNU_SOURCE -Iinclude -Ipolicy -Iuser -Iuser/learn -Iuser/daemon -Ihook -I$(BUILD)
 # The agent finds profiles/ at run time (user/libdir.c); only the unit tests,
 # which run where they were built, name it at compile time.
 UNIT_CFLAGS := -DBW_PROFILE_LIBDIR='"$(abspath profiles)"'
@@ -44,7 +44,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
 POLICY_SRCS := $(wildcard policy/*.c)
 POLICY_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(POLICY_SRCS))
-USER_SRCS := $(wildcard user/*.c user/learn/*.c)
+USER_SRCS := $(wildcard user/*.c user/learn/*.c user/daemon/*.c)
 USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
@@ -61,15 +61,22 @@ HELPER_LIB_SRCS := $(wildcard tests/helpers/lib/*.c)
 HELPER_LIBS := $(patsubst tests/helpers/lib/%.c,$(BUILD)/tests/lib%.so,$(HELPER_LIB_SRCS))
 
 AGENT := $(BUILD)/bpfwarden
+# The runtime hook: small, no libbpf (hook/main.c); its codec, selection rules
+# and JSON reader are the daemon's too.
+HOOK_LIB_SRCS := hook/json.c hook/proto.c hook/select.c hook/runtime.c hook/cgid.c
+HOOK_LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(HOOK_LIB_SRCS))
+HOOK := $(BUILD)/bpfwarden-hook
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: FORCE all agent helpers unit fuzz check hosttest vmtest checkouttest test deps demo install \
-	clean format vmlinux
+.PHONY: FORCE all agent hook image deploytest helpers unit fuzz check hosttest vmtest checkouttest \
+	test deps demo install clean format vmlinux
 
-all: agent helpers
+all: agent hook helpers
 
 agent: $(AGENT)
+
+hook: $(HOOK)
 
 deps:
 	tools/install-deps.sh
@@ -107,20 +114,43 @@ $(BUILD)/user/%.o: user/%.c | $(SKELS) $(BUILD)/version.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/hook/%.o: hook/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Static: the DaemonSet copies it onto nodes whose C library is not the image's.
+$(HOOK): $(BUILD)/hook/main.o $(HOOK_LIB_OBJS) $(BUILD)/user/jsonw.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -static $^ -lm -o $@
+
+# The agent's container image, without a registry (deploy/image/build.py).
+IMAGE := $(BUILD)/bpfwarden-image.tar
+$(IMAGE): $(AGENT) $(HOOK) deploy/image/build.py deploy/image/install-hook.sh tools/oci.py
+	$(call msg,IMAGE,$@)
+	$(Q)/usr/bin/python3 deploy/image/build.py $(BUILD) $(shell cat VERSION) $@
+
+image: $(IMAGE)
+
+# The manifests against the Kubernetes schemas, strictly; their profiles checked.
+deploytest: all
+	$(call msg,TEST,deploy/)
+	$(Q)tests/deploy/run.sh
+
 $(BUILD)/libbwpolicy.a: $(POLICY_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(AGENT): $(USER_OBJS) $(BUILD)/libbwpolicy.a
+$(AGENT): $(USER_OBJS) $(HOOK_LIB_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -lm -o $@
 
 $(BUILD)/tests/unit/%.o: tests/unit/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(BUILD)/libbwpolicy.a
+$(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(HOOK_LIB_OBJS) $(BUILD)/libbwpolicy.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(MOUNT_LIBS) $(LIBBPF_LIBS) -o $@
 
@@ -147,6 +177,7 @@ $(TRIE_TEST): tests/host/trie_agrees.c $(BUILD)/user/compile.o $(BUILD)/user/pin
 unit: $(BUILD)/tests/unit_tests
 	$(call msg,TEST,unit)
 	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
+		BW_TEST_FIXTURES=$(abspath tests/unit/fixtures) \
 		$(BUILD)/tests/unit_tests
 
 # The compiler and the pin planning run too (pins.c and positions.c link libbpf
@@ -183,7 +214,7 @@ hosttest: all $(TRIE_TEST)
 	$(call msg,TEST,the command line on the host kernel)
 	$(Q)/usr/bin/python3 tests/integration/test_cli.py
 
-vmtest: all
+vmtest: all image
 	tools/vm/run-tests.sh
 
 # Fresh clones of this tree under /tmp, /var/tmp and $HOME, built and run
@@ -191,7 +222,7 @@ vmtest: all
 checkouttest:
 	tools/vm/test-checkout.sh
 
-test: check hosttest vmtest checkouttest
+test: check hosttest deploytest vmtest checkouttest
 
 demo: all
 	tools/demo.sh
@@ -203,9 +234,10 @@ demo: all
 SELFTEST_DIR = $(PREFIX)/share/bpfwarden/selftest
 SELFTEST_FILES = $(wildcard tests/escape/*.py tools/vm/modload.sh) \
 	$(filter-out tests/integration/test_%.py,$(wildcard tests/integration/*.py))
-install: agent helpers
+install: agent hook helpers
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/sbin/bpfwarden
+	$(Q)install -D -m 755 $(HOOK) $(DESTDIR)$(PREFIX)/sbin/bpfwarden-hook
 	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
 		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
 	$(call msg,INSTALL,$(DESTDIR)$(SELFTEST_DIR) (the escape corpus of bpfwarden selftest))
@@ -216,7 +248,7 @@ install: agent helpers
 		install -D -m 755 $$f $(DESTDIR)$(SELFTEST_DIR)/build/tests/$${f##*/} || exit 1; done
 
 format:
-	clang-format -i $(wildcard include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/helpers/lib/*.c tests/fuzz/*.c tests/host/*.c)
+	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h user/daemon/*.c user/daemon/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/helpers/lib/*.c tests/fuzz/*.c tests/host/*.c)
 
 clean:
 	rm -rf $(BUILD)

@@ -71,6 +71,9 @@ int BPF_PROG(bw_cg_rmdir, struct cgroup *cgrp, const char *path)
 	if (!bw_on_dfl_root(cgrp))
 		return 0;
 	id = BPF_CORE_READ(cgrp, kn, id);
+	/* A pending entry was counted as an agent's when it was made (user/govern.c). */
+	if (!bpf_map_delete_elem(&bw_pending, &id))
+		bw_cg_count_add(BW_CG_AGENT, -1);
 	v = bpf_map_lookup_elem(&bw_cgroups, &id);
 	if (!v)
 		return 0;

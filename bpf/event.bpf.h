@@ -95,6 +95,12 @@ static __always_inline struct bw_outcome bw_deny_outcome(__u64 cgid, const struc
 	struct bw_outcome o = {.mode = cg->mode};
 	__u32 policy = cg->policy;
 	struct bw_counters *c = bpf_map_lookup_elem(&bw_counters, &policy);
+	__u32 stat = BW_OPSTATS_INDEX(policy, (__u32)op, (__u32)cg->mode);
+	__u64 *n = bpf_map_lookup_elem(&bw_opstats, &stat);
+
+	/* Every deny verdict counts, throttled or learned already or not. */
+	if (n)
+		*n += 1;
 
 	if (o.mode == BW_MODE_LEARN && rule == 0 &&
 	    !(flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_DISCONNECTED))) {

@@ -17,8 +17,8 @@
  * exec memfd`. Anonymous memory made executable (JITs) is not governed
  * (docs/enforcement.md, "Mapped code").
  *
- * Processes outside every governed cgroup cost one hash lookup, and a
- * mapping that is not executable or has no file costs none; for governed
+ * Processes outside every governed cgroup cost one hash lookup (an exec
+ * two: the second for a cgroup waiting for its first exec), and a mapping that is not executable or has no file costs none; for governed
  * processes every internal failure fails closed (-EACCES).
  */
 #include "vmlinux.h"
@@ -70,6 +70,36 @@ static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len)
 	return off - path_len;
 }
 
+/*
+ * A cgroup waiting for its first exec (bw_pending) is governed from this
+ * exec on: its entry moves into bw_cgroups, where every hook finds it, and
+ * this exec, the container's first instruction, is decided under it. What
+ * ran in the cgroup before was its runtime setting it up (runc's init).
+ * *cg is NULL when the cgroup is not waiting; -EACCES when its entry cannot
+ * be moved (a full map fails closed, and the entry keeps waiting). No count
+ * changes: a pending entry is counted as an agent's from when it is made.
+ */
+static __always_inline int bw_pending_starts(__u64 cgid, union bw_cgroup_copy *copy,
+					     struct bw_cgroup **cg)
+{
+	struct bw_cgroup *p = bpf_map_lookup_elem(&bw_pending, &cgid), v;
+
+	*cg = NULL;
+	if (!p)
+		return 0;
+	v = *p;
+	/* NOEXIST: another thread's exec may have moved it already. */
+	bpf_map_update_elem(&bw_cgroups, &cgid, &v, BPF_NOEXIST);
+	p = bpf_map_lookup_elem(&bw_cgroups, &cgid);
+	if (!p)
+		return -EACCES;
+	/* One read decides, as bw_governing's (bpf/decide.bpf.h). */
+	copy->raw = *(volatile __u64 *)p;
+	*cg = &copy->v;
+	bpf_map_delete_elem(&bw_pending, &cgid);
+	return 0;
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 {
@@ -80,8 +110,11 @@ int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 	if (ret)
 		return ret;
 	cg = bw_governing(&cgid, &cg_copy);
-	if (!cg)
-		return 0;
+	if (!cg) {
+		ret = bw_pending_starts(cgid, &cg_copy, &cg);
+		if (ret || !cg)
+			return ret;
+	}
 	return bw_decide_file(cgid, cg, bprm->file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
 			      BW_ACC_X);
 }

@@ -21,6 +21,19 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_cgroups SEC(".maps");
 
+/*
+ * Cgroups governed from their first exec: a container whose runtime (runc's
+ * init) is still setting it up when the agent is asked, before the
+ * container's own first instruction. bpf/exec.bpf.c moves the entry into
+ * bw_cgroups at that exec, which is then decided under it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_PENDING);
+	__type(key, __u64);
+	__type(value, struct bw_cgroup);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_pending SEC(".maps");
 /* How many entries bw_cgroups holds, by kind, in two halves (include/bpfwarden.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -132,6 +145,15 @@ struct {
 	__type(value, struct bw_counters);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_counters SEC(".maps");
+
+/* Deny verdicts per slot, operation and mode (include/bpfwarden.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BW_OPSTATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_opstats SEC(".maps");
 
 /* What learn mode has already reported (include/bpfwarden.h). */
 struct {

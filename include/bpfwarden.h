@@ -27,6 +27,8 @@
 /* Profiles loaded at once (one policy slot each) and cgroups agents govern. */
 #define BW_MAX_POLICIES 64
 #define BW_MAX_CGROUPS	8192
+/* Cgroups waiting for their first exec to be governed (containers being set up). */
+#define BW_MAX_PENDING 1024
 /*
  * Cgroups made by mkdir below governed ones inherit their entry (the
  * governed-cgroup map holds both kinds): at most BW_MAX_CGROUPS_MADE of them
@@ -650,5 +652,15 @@ struct bw_counters {
 	__u64 pins_lost; /* pins of objects that appeared after load not written: bw_inodes full */
 };
 _Static_assert(sizeof(struct bw_counters) == 56, "bw_counters size");
+
+/*
+ * Deny verdicts per policy slot, operation and mode (the daemon's metrics),
+ * counted per CPU in bpf/event.bpf.h where bw_counters are: one __u64 at
+ * BW_OPSTATS_INDEX. Verdicts that allow are not counted (that would cost
+ * every allowed operation a map update).
+ */
+#define BW_NMODES			   3
+#define BW_OPSTATS_INDEX(policy, op, mode) (((policy)*BW_OP_MAX + (op)) * BW_NMODES + (mode))
+#define BW_OPSTATS_ENTRIES		   (BW_MAX_POLICIES * BW_OP_MAX * BW_NMODES)
 
 #endif /* BPFWARDEN_H */

@@ -22,5 +22,15 @@ apt-get install -y -qq -t bookworm-backports libbpf-dev bpftool >/dev/null
 apt-get install -y -qq \
 	make gcc clang llvm pkg-config libelf-dev zlib1g-dev check libsubunit-dev \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
-	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev git >/dev/null
+	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml git >/dev/null
+# promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
+apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+# The Kubernetes node tests' stand-in for kubelet is a Node program (tests/k8s/cri.js),
+# and the manifest checks (tests/deploy/) run on Node too. A Node of the machine's own
+# (these machines have Node 20 with its npm) is kept; else Debian's (Node 18, npm 9).
+# tools/vm/fetch-containers.sh installs the modules (@grpc/grpc-js, kubernetes-models,
+# tests/k8s/package-lock.json) with npm ci from the npm registry.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	apt-get install -y -qq nodejs npm >/dev/null
+fi
 echo "install-deps: done (libbpf $(pkg-config --modversion libbpf), $(bpftool version | head -1))"

@@ -109,21 +109,6 @@ const char *bw_cgroup_rel(const char *abs)
 	return abs[n] ? abs + n : "/";
 }
 
-int bw_cgroup_id(const char *dir, uint64_t *id)
-{
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h = {.fh.handle_bytes = sizeof(uint64_t)};
-	int mount_id;
-
-	/* kernfs hands out the cgroup id as the file handle of its directory. */
-	if (name_to_handle_at(AT_FDCWD, dir, &h.fh, &mount_id, 0))
-		return -errno;
-	*id = h.id;
-	return 0;
-}
-
 /* nftw passes no argument of ours: the current walk, saved and restored so walks can nest. */
 static struct walk {
 	bw_cgroup_fn fn;

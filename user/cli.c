@@ -109,6 +109,24 @@ error_t bw_parse_opt(int key, char *arg, struct argp_state *st)
 	case 'v':
 		bw_verbose = true;
 		break;
+	case BW_KEY_POLICY_DIR:
+		o->policy_dir = arg;
+		break;
+	case BW_KEY_METRICS_ADDR:
+		o->metrics_addr = arg;
+		break;
+	case BW_KEY_SOCKET:
+		o->socket = arg;
+		break;
+	case BW_KEY_RUNTIME_STATE:
+		o->runtime_state = arg;
+		break;
+	case BW_KEY_PER_POD_METRICS:
+		o->per_pod_metrics = true;
+		break;
+	case BW_KEY_BPF_STATS:
+		o->bpf_stats = true;
+		break;
 	case 'h':
 		argp_state_help(st, stdout, ARGP_HELP_STD_HELP);
 		return BW_PARSE_DONE;

@@ -33,6 +33,9 @@ struct bw_opts {
 	unsigned learn_flags;  /* BW_LEARN_NO_* */
 	char **args;	       /* the arguments (run: CMD [ARG...]), NULL-terminated */
 	int nargs;
+	/* daemon */
+	const char *policy_dir, *metrics_addr, *socket, *runtime_state;
+	bool per_pod_metrics, bpf_stats;
 };
 
 /* Keys of options without a short form. */
@@ -41,6 +44,12 @@ enum {
 	BW_KEY_MIN_CHILDREN,
 	BW_KEY_EXACT,
 	BW_KEY_USAGE,
+	BW_KEY_POLICY_DIR,
+	BW_KEY_METRICS_ADDR,
+	BW_KEY_SOCKET,
+	BW_KEY_RUNTIME_STATE,
+	BW_KEY_PER_POD_METRICS,
+	BW_KEY_BPF_STATS,
 	BW_KEY_REPLACE,
 };
 
@@ -127,7 +136,8 @@ struct bw_command {
 };
 
 extern const struct bw_command bw_cmd_run, bw_cmd_attach, bw_cmd_detach, bw_cmd_mode, bw_cmd_learn,
-    bw_cmd_audit, bw_cmd_status, bw_cmd_check, bw_cmd_reset, bw_cmd_selftest, bw_cmd_upgrade;
+    bw_cmd_audit, bw_cmd_status, bw_cmd_check, bw_cmd_reset, bw_cmd_daemon, bw_cmd_selftest,
+    bw_cmd_upgrade;
 
 /*
  * Parse argv (argv[0] is the command's name) with the command's argp and

@@ -134,6 +134,21 @@ static void put_profile(struct jw *w, const struct bw_profile *p)
 	jw_str(w, "profile", p && p->name ? p->name : "");
 }
 
+/* Who the cgroup is on a Kubernetes node (docs/events.md, "k8s"). */
+static void put_k8s(struct jw *w, const struct bw_k8s_id *k)
+{
+	if (!k)
+		return;
+	jw_obj(w, "k8s");
+	jw_str(w, "namespace", k->namespace_ ? k->namespace_ : "");
+	jw_str(w, "pod", k->pod ? k->pod : "");
+	jw_str(w, "uid", k->pod_uid ? k->pod_uid : "");
+	jw_str(w, "container", k->container ? k->container : "");
+	jw_str(w, "container_id", k->container_id ? k->container_id : "");
+	jw_str(w, "image", k->image ? k->image : "");
+	jw_end(w);
+}
+
 /* family, proto, addr and port of a network event (struct bw_net_obj). */
 static void put_net(struct jw *w, const char *data, size_t len)
 {
@@ -346,6 +361,7 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		jw_str(w, "end", ev->op == BW_OP_RENAME_FROM ? "from" : "to");
 	put_profile(w, src->profile);
 	put_rule(w, src->profile, ev->rule);
+	put_k8s(w, src->k8s);
 	if (ev->flags & BW_EVF_PATH_TOO_LONG)
 		jw_bool(w, "path_too_long", 1);
 	if (ev->flags & BW_EVF_INODE_PIN)
@@ -371,6 +387,7 @@ void bw_event_format_lost(struct jw *w, int64_t real_ns, uint64_t count, const c
 	jw_str(w, "reason", reason);
 	put_cgroup(w, src->cgroup_id, src->cgroup_path);
 	put_profile(w, src->profile);
+	put_k8s(w, src->k8s);
 	jw_end(w);
 }
 
@@ -383,5 +400,6 @@ void bw_event_format_agent(struct jw *w, int64_t real_ns, const char *msg,
 	jw_str(w, "msg", msg);
 	put_cgroup(w, src->cgroup_id, src->cgroup_path);
 	put_profile(w, src->profile);
+	put_k8s(w, src->k8s);
 	jw_end(w);
 }

@@ -13,12 +13,15 @@
 #include "bpfwarden.h"
 #include "jsonw.h"
 #include "profile.h"
+#include "proto.h"
 
 /* Where a record comes from, beyond the kernel's record. */
 struct bw_event_src {
 	const struct bw_profile *profile; /* rule ids index its rules; may be NULL */
 	uint64_t cgroup_id;
 	const char *cgroup_path; /* below the cgroup2 mount */
+	/* On a Kubernetes node (the daemon): the container's identity, else NULL. */
+	const struct bw_k8s_id *k8s;
 };
 
 /*

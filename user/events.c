@@ -172,7 +172,12 @@ static int handle(void *ctx, void *data, size_t size)
 	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	cgroup_path_of(e, ev->cgroup_id, cgpath, sizeof(cgpath));
+	if (e->identify) {
+		cgpath[0] = '\0';
+		src.k8s = e->identify(e->identify_ctx, ev->cgroup_id, cgpath, sizeof(cgpath));
+	} else {
+		cgroup_path_of(e, ev->cgroup_id, cgpath, sizeof(cgpath));
+	}
 
 	jw_init(&w);
 	bw_event_format(&w, ev, path, exe, e->boot_to_real_ns, &src);

@@ -37,6 +37,13 @@ struct bw_events {
 	/* Likewise for deny records (with the same ctx), when set. */
 	void (*on_deny)(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
 	void *learn_ctx;
+	/*
+	 * The daemon: a record's cgroup path below the cgroup2 mount and its
+	 * container's identity (NULL when not a known container's). Unset:
+	 * the path is found below cgroup_dir, and there is no identity.
+	 */
+	const struct bw_k8s_id *(*identify)(void *ctx, uint64_t cgroup_id, char *path, size_t len);
+	void *identify_ctx;
 };
 
 int bw_events_open(struct bw_events *e, int rb_fd);

@@ -42,10 +42,22 @@ static int uses_slot(uint64_t id, const struct bw_cgroup *v, void *arg)
 	return v->policy == *(uint32_t *)arg;
 }
 
-/* Is any governed cgroup using slot? */
+/* Is any governed cgroup, or one waiting for its first exec, using slot? */
 static int slot_referenced(struct bw_maps *m, uint32_t slot)
 {
-	return bw_governed_each(m, uses_slot, &slot);
+	uint64_t key, next;
+	struct bw_cgroup v;
+	int first = 1;
+
+	if (bw_governed_each(m, uses_slot, &slot))
+		return 1;
+	while (m->pending >= 0 && !bpf_map_get_next_key(m->pending, first ? NULL : &key, &next)) {
+		first = 0;
+		key = next;
+		if (!bpf_map_lookup_elem(m->pending, &key, &v) && v.policy == slot)
+			return 1;
+	}
+	return 0;
 }
 
 /* Delete every key of a map whose policy field (psize bytes at offset) equals slot. */
@@ -200,6 +212,25 @@ static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t 
 	return ret ? ret : write_unix(m, c, id);
 }
 
+/* Likewise its deny verdicts per operation and mode. */
+static int zero_opstats(struct bw_maps *m, uint32_t id, int ncpu)
+{
+	__u64 *zero = calloc(ncpu, sizeof(*zero));
+	__u32 op, mode, idx;
+	int ret = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	for (op = 0; op < BW_OP_MAX && !ret; op++)
+		for (mode = 0; mode < BW_NMODES && !ret; mode++) {
+			idx = BW_OPSTATS_INDEX(id, op, mode);
+			if (bpf_map_update_elem(m->opstats, &idx, zero, BPF_ANY))
+				ret = -errno;
+		}
+	free(zero);
+	return ret;
+}
+
 /*
  * A slot's counters start from zero: the agent reports the lost and
  * throttled counts it finds as `lost` records, and must not report an
@@ -220,10 +251,16 @@ static int zero_counters(struct bw_maps *m, uint32_t id)
 		bw_err("cannot reset the counters of policy slot %u: %s", id, strerror(-ret));
 	}
 	free(zero);
-	return ret;
+	return ret ? ret : zero_opstats(m, id, ncpu);
 }
 
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot)
+{
+	return bw_slot_install_views(m, c, NULL, 0, slot);
+}
+
+int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
+			  const struct bw_pin_view *views, size_t nviews, struct bw_slot *slot)
 {
 	struct bw_policy pol = c->policy;
 	struct bw_pins_done pins = {};
@@ -258,7 +295,7 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 		goto out;
 	ret = write_rules(m, c, id);
 	if (!ret)
-		ret = bw_pins_install(m, c, id, &pol, &pins);
+		ret = bw_pins_install_views(m, c, id, views, nviews, &pol, &pins);
 	slot->pins_resolved = pins.resolved;
 	slot->positions = pins.positions;
 	slot->link_scan_incomplete = pins.scan_incomplete;
@@ -300,6 +337,28 @@ int bw_slot_put(struct bw_maps *m, uint32_t id)
 	if (ret)
 		return ret;
 	ret = slot_referenced(m, id) ? -EBUSY : slot_release(m, id);
+	bw_unlock(m);
+	return ret;
+}
+
+int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
+		     const struct bw_pin_view *v, struct bw_pins_done *done,
+		     struct bw_pin_set *pins)
+{
+	struct bw_policy pol;
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	if (bpf_map_lookup_elem(m->policies, &id, &pol) || !pol.in_use) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = bw_pins_add_view(m, c, id, v, &pol, done, pins);
+	/* The new pins are in the map already: now the kernel may climb to them. */
+	if (!ret && bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY))
+		ret = -errno;
+out:
 	bw_unlock(m);
 	return ret;
 }
@@ -427,8 +486,9 @@ static int govern_fn(const char *path, uint64_t id, void *arg)
 	return put(arg, path, id, true);
 }
 
-int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
-	      struct bw_cgroup *cur)
+/* Govern dir's subtree now, or dir from its first exec (pending). */
+static int govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		  struct bw_cgroup *cur, bool pending)
 {
 	struct govern_arg a = {.m = m, .v = {.policy = slot, .mode = mode}};
 	struct bw_cgroup v;
@@ -441,15 +501,42 @@ int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mo
 	ret = bw_lock(m);
 	if (ret)
 		return ret;
-	if (!bw_governor(m, id, &v)) {
+	if (!bw_governor(m, id, &v) || !bpf_map_lookup_elem(m->pending, &id, &v)) {
 		if (cur)
 			*cur = v;
 		ret = -EEXIST;
-	} else {
+	} else if (!pending) {
 		ret = bw_cgroup_walk(dir, govern_fn, &a);
+	} else if (count_get(m, BW_CG_AGENT) >= BW_MAX_CGROUPS) {
+		bw_err("cannot govern %s: agents govern %d cgroups already, the most they may", dir,
+		       BW_MAX_CGROUPS);
+		ret = -ENOSPC;
+	} else if (bpf_map_update_elem(m->pending, &id, &a.v, BPF_NOEXIST)) {
+		ret = -errno;
+		bw_err("cannot govern %s from its first exec: %s (at most %d wait at once)", dir,
+		       strerror(-ret), BW_MAX_PENDING);
+	} else {
+		/*
+		 * Counted as an agent's entry from now: its move into bw_cgroups at
+		 * the first exec changes no count, and rmdir uncounts it either way
+		 * (bpf/cgroup.bpf.c), so agents never take more than their room.
+		 */
+		count_add(m, BW_CG_AGENT, 1);
 	}
 	bw_unlock(m);
 	return ret;
+}
+
+int bw_govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+	      struct bw_cgroup *cur)
+{
+	return govern(m, dir, slot, mode, cur, false);
+}
+
+int bw_govern_pending(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		      struct bw_cgroup *cur)
+{
+	return govern(m, dir, slot, mode, cur, true);
 }
 
 /* Governed already (by anyone) stays as it is: another session's cgroups stay its own. */
@@ -612,5 +699,50 @@ int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot)
 		return -ENOENT;
 	if (slot)
 		*slot = a.slot;
+	return 0;
+}
+
+/* One entry at a time, each written whole: the kernel sees the old slot or the new. */
+static int repoint_fn(const char *path, uint64_t id, void *arg)
+{
+	struct govern_arg *a = arg;
+	struct bw_cgroup v;
+
+	/* Still waiting for its first exec: the entry that will move, moved. */
+	if (!bpf_map_lookup_elem(a->m->pending, &id, &v) && v.policy == a->slot) {
+		v.policy = a->v.policy;
+		if (!bpf_map_update_elem(a->m->pending, &id, &v, BPF_EXIST))
+			a->n++;
+	}
+	if (bw_governor(a->m, id, &v) || v.policy != a->slot)
+		return 0;
+	v.policy = a->v.policy;
+	if (bpf_map_update_elem(a->m->cgroups, &id, &v, BPF_EXIST))
+		return errno == ENOENT ? 0 : -errno;
+	a->n++;
+	return 0;
+}
+
+int bw_govern_repoint(struct bw_maps *m, const char *dir, uint32_t from, uint32_t to, int *n)
+{
+	struct govern_arg a = {.m = m, .v = {.policy = to}, .slot = from};
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	ret = bw_cgroup_walk(dir, repoint_fn, &a);
+	bw_unlock(m);
+	*n = a.n;
+	return ret;
+}
+
+int bw_slot_drop_pins(struct bw_maps *m, const struct bw_inode_key *keys, size_t n)
+{
+	int ret = bw_lock(m);
+
+	if (ret)
+		return ret;
+	bw_pins_drop(m, keys, n);
+	bw_unlock(m);
 	return 0;
 }

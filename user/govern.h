@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "compile.h"
 #include "loader.h"
+#include "pins.h"
 
 struct bw_slot {
 	uint32_t id;
@@ -22,6 +23,18 @@ struct bw_slot {
 
 /* Take a free slot and fill it; pins are resolved against the caller's view of paths. */
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot);
+/* The same with pins resolved in each of views (the containers a profile governs). */
+int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
+			  const struct bw_pin_view *views, size_t nviews, struct bw_slot *slot);
+/*
+ * Add the pins of one more view to slot id (compiled as c), before it
+ * governs there; *pins (if not NULL) gets them, for bw_slot_drop_pins.
+ */
+int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
+		     const struct bw_pin_view *v, struct bw_pins_done *done,
+		     struct bw_pin_set *pins);
+/* Remove pins of a view that is gone (the caller knows no other view has them). */
+int bw_slot_drop_pins(struct bw_maps *m, const struct bw_inode_key *keys, size_t n);
 /*
  * Empty a slot (its keys, pins and ring buffer) unless a governed cgroup
  * still refers to it (-EBUSY: another command governs with it now).
@@ -93,5 +106,18 @@ int bw_govern_replace(struct bw_maps *m, const char *dir, uint32_t slot, enum bw
  * nothing there was governed.
  */
 int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot);
+
+/*
+ * Govern dir from its first exec on (bw_pending; the kernel's exec hook
+ * moves the entry to bw_cgroups): a container whose runtime is still
+ * setting it up. -EEXIST when it is governed or waiting already.
+ */
+int bw_govern_pending(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mode mode,
+		      struct bw_cgroup *cur);
+/*
+ * Point every cgroup of dir's subtree that slot from governs at slot to,
+ * each keeping its mode (a profile replaced by its new version). *n: how many.
+ */
+int bw_govern_repoint(struct bw_maps *m, const char *dir, uint32_t from, uint32_t to, int *n);
 
 #endif

@@ -378,6 +378,7 @@ int bw_open_pinned(struct bw_maps *m)
 	    {&m->exec_rules, "bw_exec_rules"}, {&m->net_rules, "bw_net_rules"},
 	    {&m->unix_rules, "bw_unix_rules"}, {&m->rbufs, "bw_rbufs"},
 	    {&m->counters, "bw_counters"},     {&m->pinbits, "bw_pinbits"},
+	    {&m->opstats, "bw_opstats"},       {&m->pending, "bw_pending"},
 	    {&m->positions, "bw_positions"},   {&m->pos_pins, "bw_pos_pins"},
 	    {&m->pos_dirs, "bw_pos_dirs"},     {&m->posbits, "bw_posbits"},
 	    {&m->cg_count, "bw_cg_count"},     {&m->cg_limits, "bw_cg_limits"},
@@ -540,10 +541,10 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups,    &m->policies,  &m->file_rules, &m->exec_rules,
-		      &m->net_rules,  &m->unix_rules, &m->inodes,    &m->rbufs,
-		      &m->counters,   &m->pinbits,    &m->positions, &m->pos_pins,
-		      &m->pos_dirs,   &m->posbits,    &m->cg_count,  &m->cg_limits};
+	int *fds[] = {&m->cgroups,    &m->policies,  &m->file_rules, &m->exec_rules, &m->net_rules,
+		      &m->unix_rules, &m->inodes,    &m->rbufs,      &m->counters,   &m->pinbits,
+		      &m->opstats,    &m->pending,   &m->positions,  &m->pos_pins,   &m->pos_dirs,
+		      &m->posbits,    &m->cg_count,  &m->cg_limits};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

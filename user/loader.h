@@ -34,6 +34,8 @@ struct bw_maps {
 	int rbufs;
 	int counters;
 	int pinbits;
+	int opstats;   /* deny verdicts per slot, operation and mode */
+	int pending;   /* cgroups governed from their first exec */
 	int positions; /* positions of rule objects (user/positions.c) */
 	int pos_pins;
 	int pos_dirs;

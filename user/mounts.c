@@ -6,12 +6,18 @@
 
 int bw_mounts_each(int (*fn)(const struct bw_mount *m, void *arg), void *arg)
 {
+	return bw_mounts_each_in("/proc/self/mountinfo", fn, arg);
+}
+
+int bw_mounts_each_in(const char *mountinfo, int (*fn)(const struct bw_mount *m, void *arg),
+		      void *arg)
+{
 	struct libmnt_table *tb;
 	struct libmnt_iter *it;
 	struct libmnt_fs *fs;
 	int ret = 0;
 
-	tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	tb = mnt_new_table_from_file(mountinfo);
 	if (!tb)
 		return errno ? -errno : -EIO;
 	it = mnt_new_iter(MNT_ITER_FORWARD);

@@ -22,5 +22,8 @@ struct bw_mount {
  * -errno when mountinfo cannot be read. The strings live until fn returns.
  */
 int bw_mounts_each(int (*fn)(const struct bw_mount *m, void *arg), void *arg);
+/* The same for another process's table ("/proc/PID/mountinfo"). */
+int bw_mounts_each_in(const char *mountinfo, int (*fn)(const struct bw_mount *m, void *arg),
+		      void *arg);
 
 #endif

@@ -237,6 +237,7 @@ static struct link_scan {
 	const struct bw_compiled *c;
 	uint32_t policy;
 	size_t budget;
+	size_t base_len; /* the view's prefix before a profile path */
 	int ret;
 } * scan;
 
@@ -251,7 +252,7 @@ static int scan_entry(const char *path, const struct stat *st, int type, struct 
 	scan->budget--;
 	if (type != FTW_F || st->st_nlink < 2)
 		return 0;
-	pin = pin_values(scan->c->files, scan->c->nfiles, path, 0);
+	pin = pin_values(scan->c->files, scan->c->nfiles, path + scan->base_len, 0);
 	scan->ret = pin_add(scan->ps, st, scan->policy, BW_CAT_PIN_FILE, &pin);
 	return scan->ret ? 1 : 0;
 }
@@ -269,54 +270,89 @@ struct mount_pins {
 	struct bw_pin_set *ps;
 	const struct bw_compiled *c;
 	uint32_t policy;
+	const struct bw_pin_view *view;
 };
+
+/* A view's object at profile path p: its path in our own view, in buf. */
+static const char *in_view(const struct bw_pin_view *v, const char *p, char *buf, size_t len)
+{
+	if (!v || !v->base || !v->base[0])
+		return p;
+	if ((size_t)snprintf(buf, len, "%s%s", v->base, p) >= len)
+		return NULL;
+	return buf;
+}
 
 static int mount_pin(const struct bw_mount *m, void *arg)
 {
 	struct mount_pins *mp = arg;
+	const struct bw_pin_view *v = mp->view;
+	const char *target = m->target, *path;
+	char buf[2 * PATH_MAX];
 	struct bw_inode_pin pin;
 	struct stat st;
 
-	if (stat(m->target, &st))
+	/* The view's mount table names its mounts as prefix + the path the view sees. */
+	if (v && v->mount_prefix && v->mount_prefix[0]) {
+		size_t n = strlen(v->mount_prefix);
+
+		if (strncmp(target, v->mount_prefix, n) || (target[n] && target[n] != '/'))
+			return 0;
+		target = target[n] ? target + n : "/";
+	}
+	path = in_view(v, target, buf, sizeof(buf));
+	if (!path || stat(path, &st))
 		return 0;
-	pin = pin_values(mp->c->files, mp->c->nfiles, m->target, 1);
+	pin = pin_values(mp->c->files, mp->c->nfiles, target, 1);
 	pin.self.flags |= BW_PIN_MOUNT;
 	pin.below.flags |= BW_PIN_MOUNT;
 	return pin_add(mp->ps, &st, mp->policy, BW_CAT_PIN_FILE, &pin);
 }
 
 /* Mount roots, for attribute changes that reach no path hook (BW_PIN_MOUNT). */
-static int add_mount_pins(struct bw_pin_set *ps, const struct bw_compiled *c, uint32_t policy)
+static int add_mount_pins(struct bw_pin_set *ps, const struct bw_compiled *c, uint32_t policy,
+			  const struct bw_pin_view *v)
 {
-	struct mount_pins mp = {ps, c, policy};
+	struct mount_pins mp = {ps, c, policy, v};
 
+	if (v && v->mountinfo)
+		return bw_mounts_each_in(v->mountinfo, mount_pin, &mp);
 	return bw_mounts_each(mount_pin, &mp);
 }
 
-int bw_pins_resolve(const struct bw_compiled *c, uint32_t policy, struct bw_pin_set *ps)
+int bw_pins_resolve_view(const struct bw_compiled *c, uint32_t policy, const struct bw_pin_view *v,
+			 struct bw_pin_set *ps)
 {
 	struct link_scan s = {.ps = ps, .c = c, .policy = policy, .budget = BW_SCAN_MAX};
+	char buf[2 * PATH_MAX];
 	size_t i;
 	int ret = 0;
 
-	memset(ps, 0, sizeof(*ps));
+	s.base_len = v && v->base ? strlen(v->base) : 0;
 	for (i = 0; i < c->npins && !ret; i++) {
 		const struct bw_pin_req *pr = &c->pins[i];
+		const char *path = in_view(v, pr->path, buf, sizeof(buf));
 		struct stat st;
 
 		/* A path that does not exist yet is still decided by its path rule. */
-		if (stat(pr->path, &st))
+		if (!path || stat(path, &st))
 			continue;
 		ret = pin_add(ps, &st, policy, pr->cat, &pr->pin);
 		if (pr->deny)
 			ps->deny++;
 		if (!ret && pr->cat == BW_CAT_PIN_FILE && pr->subtree && S_ISDIR(st.st_mode))
-			ret = scan_links(&s, pr->path);
+			ret = scan_links(&s, path);
 	}
-	ps->scan_incomplete = !s.budget;
+	ps->scan_incomplete |= !s.budget;
 	if (!ret && c->nfiles)
-		ret = add_mount_pins(ps, c, policy);
+		ret = add_mount_pins(ps, c, policy, v);
 	return ret;
+}
+
+int bw_pins_resolve(const struct bw_compiled *c, uint32_t policy, struct bw_pin_set *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	return bw_pins_resolve_view(c, policy, NULL, ps);
 }
 
 void bw_pin_set_free(struct bw_pin_set *ps)
@@ -427,15 +463,32 @@ static int write_pins(const struct bw_maps *m, const struct bw_pin_set *ps)
 int bw_pins_install(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
 		    struct bw_policy *pol, struct bw_pins_done *done)
 {
-	struct bw_pos_done pos;
-	struct bw_pin_set ps;
-	int ret;
+	return bw_pins_install_views(m, c, policy, NULL, 0, pol, done);
+}
 
-	/* Positions before the stat(2)s: what appears in between is pinned by one or the other. */
-	ret = bw_positions_install(m, c, policy, &pos);
-	if (ret)
-		return ret;
-	ret = bw_pins_resolve(c, policy, &ps);
+int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+			  const struct bw_pin_view *views, size_t nviews, struct bw_policy *pol,
+			  struct bw_pins_done *done)
+{
+	struct bw_pos_done pos = {};
+	struct bw_pin_set ps = {};
+	size_t i;
+	int ret = 0;
+
+	/*
+	 * Positions are places in our own view, so only a profile resolved
+	 * there has them; containers' views (the daemon) have their pins only
+	 * (docs/kubernetes.md). Positions before the stat(2)s: what appears in
+	 * between is pinned by one or the other.
+	 */
+	if (!nviews) {
+		ret = bw_positions_install(m, c, policy, &pos);
+		if (ret)
+			return ret;
+		ret = bw_pins_resolve_view(c, policy, NULL, &ps);
+	}
+	for (i = 0; i < nviews && !ret; i++)
+		ret = bw_pins_resolve_view(c, policy, &views[i], &ps);
 	if (!ret)
 		ret = write_pins(m, &ps);
 	ps.pos_deny = pos.deny;
@@ -448,4 +501,64 @@ int bw_pins_install(const struct bw_maps *m, const struct bw_compiled *c, uint32
 	done->positions = pos.n;
 	bw_pin_set_free(&ps);
 	return ret;
+}
+
+/* Add b's file systems to a's, or say "many" when they do not fit. */
+static void merge_devs(struct bw_policy *a, const struct bw_policy *b)
+{
+	size_t i, j;
+
+	if (a->npin_devs == BW_PIN_DEVS_MANY)
+		return;
+	if (b->npin_devs == BW_PIN_DEVS_MANY) {
+		a->npin_devs = BW_PIN_DEVS_MANY;
+		return;
+	}
+	for (i = 0; i < b->npin_devs; i++) {
+		for (j = 0; j < a->npin_devs; j++)
+			if (a->pin_devs[j] == b->pin_devs[i])
+				break;
+		if (j < a->npin_devs)
+			continue;
+		if (a->npin_devs == sizeof(a->pin_devs) / sizeof(a->pin_devs[0])) {
+			a->npin_devs = BW_PIN_DEVS_MANY;
+			return;
+		}
+		a->pin_devs[a->npin_devs++] = b->pin_devs[i];
+	}
+}
+
+int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done,
+		     struct bw_pin_set *out)
+{
+	struct bw_pin_set ps = {};
+	struct bw_policy add = *pol;
+	int ret;
+
+	ret = bw_pins_resolve_view(c, policy, v, &ps);
+	if (!ret)
+		ret = write_pins(m, &ps);
+	if (!ret) {
+		bw_pins_policy(c, &ps, &add);
+		pol->has_pins |= add.has_pins;
+		pol->has_exec_pins |= add.has_exec_pins;
+		merge_devs(pol, &add);
+	}
+	done->resolved = ps.n;
+	done->scan_incomplete = ps.scan_incomplete;
+	if (out && !ret)
+		*out = ps;
+	else
+		bw_pin_set_free(&ps);
+	return ret;
+}
+
+void bw_pins_drop(const struct bw_maps *m, const struct bw_inode_key *keys, size_t n)
+{
+	size_t i;
+
+	/* The bitmap bits stay: they only say "may be pinned", and others may share them. */
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(m->inodes, &keys[i]);
 }

@@ -61,6 +61,22 @@ struct bw_pin_set {
 
 /* Resolve c's plan for policy in this process's view of paths. 0 or -errno. */
 int bw_pins_resolve(const struct bw_compiled *c, uint32_t policy, struct bw_pin_set *ps);
+
+/*
+ * Another process's view of paths, a container's: a profile path P is
+ * reached from here as base + P ("/proc/PID/root/ROOT"), and the mounts of
+ * its mount table (mountinfo, "/proc/PID/mountinfo") are named there as
+ * mount_prefix + P (ROOT while its init has not pivoted into it, "" after).
+ */
+struct bw_pin_view {
+	const char *base;
+	const char *mountinfo;
+	const char *mount_prefix;
+};
+
+/* Resolve c's plan in view v (NULL: ours), adding to ps (zeroed by the caller first). */
+int bw_pins_resolve_view(const struct bw_compiled *c, uint32_t policy, const struct bw_pin_view *v,
+			 struct bw_pin_set *ps);
 void bw_pin_set_free(struct bw_pin_set *ps);
 
 /* pol's has_pins, has_exec_pins, npin_devs and pin_devs for the resolved ps. */
@@ -90,5 +106,20 @@ void bw_bits_unmap(__u64 *bits);
  */
 int bw_pins_install(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
 		    struct bw_policy *pol, struct bw_pins_done *done);
+/* The same over the union of several views (a profile governing several containers). */
+int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+			  const struct bw_pin_view *views, size_t nviews, struct bw_policy *pol,
+			  struct bw_pins_done *done);
+
+/*
+ * Resolve c's pins in one more view v and add them to a slot already in
+ * use; *pol (written by the caller afterwards) gains their file systems.
+ * out (if not NULL) gets the pins written, for bw_pins_drop.
+ */
+int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done,
+		     struct bw_pin_set *out);
+/* Remove these pins (a view that is gone: a container's pins, that no other view has). */
+void bw_pins_drop(const struct bw_maps *m, const struct bw_inode_key *keys, size_t n);
 
 #endif /* BW_PINS_H */

@@ -20,8 +20,7 @@
 #include "session.h"
 #include "util.h"
 
-/* Does enforcing this profile need the file and exec hooks? */
-static bool needs_lsm(const struct bw_compiled *c)
+bool bw_compiled_needs_lsm(const struct bw_compiled *c)
 {
 	return c->nfiles || c->nexecs || c->nunixes || c->policy.default_file != BW_V_ALLOW ||
 	       c->policy.default_exec != BW_V_ALLOW || c->policy.exec_memfd_rule;
@@ -70,7 +69,7 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	/* BPF LSM is there when its programs are pinned already, or when they load here. */
 	sup = bw_probe();
 	why = bw_load_needs(true) & BW_NEED_LSM ? bw_lsm_unavailable(sup) : NULL;
-	if (why && needs_lsm(&s->compiled)) {
+	if (why && bw_compiled_needs_lsm(&s->compiled)) {
 		if (bw_caps_missing(BW_NEED_BPF | BW_NEED_LSM))
 			bw_err("file, exec and unix socket rules need BPF LSM: %s.", why);
 		else

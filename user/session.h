@@ -43,6 +43,8 @@ struct bw_session {
  * Returns 0, or a process exit status after telling the user why.
  */
 int bw_session_prepare(struct bw_session *s, const struct bw_opts *o);
+/* Does enforcing this profile need the file and exec hooks (BPF LSM)? */
+bool bw_compiled_needs_lsm(const struct bw_compiled *c);
 /*
  * Govern cgdir and its subtree with the session's slot; with s->replace, a
  * subtree governed already is taken over (bw_govern_replace).

@@ -29,6 +29,8 @@ COMMANDS = {
     "status": [],
     "check": [],
     "reset": [],
+    "daemon": ["--policy-dir", "--log", "--metrics-addr", "--socket", "--runtime-state",
+               "--per-pod-metrics", "--bpf-stats"],
     "selftest": ["--list"],
     "upgrade": [],
 }
@@ -81,6 +83,7 @@ def test_bad_numbers_and_missing_options():
         (["learn", "--all", "--output", "o", "--duration", " 5"], "--duration wants a whole"),
         (["learn", "--all", "--output", "o", "--min-children", "1"], "--min-children wants"),
         (["run", "--mode", "fast", "--", "true"], "unknown mode 'fast'"),
+        (["daemon", "--log", "-"], "--policy-dir is needed"),
         (["mode", "--cgroup", "/", "fast"], "unknown mode 'fast'"),
         (["mode", "--cgroup", "/"], "one MODE is needed"),
         (["run", "--profile", "p"], "no command to run"),

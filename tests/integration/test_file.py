@@ -422,15 +422,17 @@ def test_full_ring_buffer_reports_lost_events():
     write(S + "/secret", "s\n")
     p = profile("default allow\ndeny file r %s/secret\n" % S)
     n = 20000  # about 2.5 MiB of events for a 1 MiB ring buffer
-    code = ("import os\nn = 0\nwhile not os.path.exists('%s/go'): pass\n"
+    code = ("import os\nn = 0\nopen('%s/ready', 'w')\nwhile not os.path.exists('%s/go'): pass\n"
             "for _ in range(%d):\n    try:\n        os.close(os.open('%s/secret', os.O_RDONLY))\n"
             "    except PermissionError:\n        n += 1\nprint(n)\nopen('%s/done', 'w')\n"
-            % (S, n, S, S))
+            % (S, S, n, S, S))
     log = S + "/lost.log"
     # No event rate limit: this is about the ring buffer itself.
     agent = subprocess.Popen([BW, "run", "--profile", p, "--log", log, "--event-rate", "0", "--",
                               "/usr/bin/python3", "-c", code], stdout=subprocess.PIPE, text=True)
-    wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="run")
+    # The program running, not only the agent's "governing" line: an agent
+    # stopped before it lets its child go would leave no program to flood it.
+    wait_for(lambda: os.path.exists(S + "/ready"), what="the program")
     agent.send_signal(signal.SIGSTOP)
     write(S + "/go", "")
     # The agent cannot read while stopped; wait until the child is done.

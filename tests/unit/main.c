@@ -18,8 +18,9 @@ static Suite *(*const suites[])(void) = {
     jsonw_suite,       cgroup_suite,
     learn_suite,       learn_generalise_suite,
     learn_names_suite, pins_suite,
-    event_line_suite,  positions_suite,
-    libdir_suite,      view_suite,
+    event_line_suite,  hook_suite,
+    positions_suite,   libdir_suite,
+    view_suite,
 };
 
 int main(void)

@@ -22,6 +22,7 @@ Suite *learn_generalise_suite(void);
 Suite *learn_names_suite(void);
 Suite *pins_suite(void);
 Suite *event_line_suite(void);
+Suite *hook_suite(void);
 Suite *positions_suite(void);
 Suite *libdir_suite(void);
 Suite *view_suite(void);

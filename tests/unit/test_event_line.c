@@ -53,6 +53,18 @@ static void ex_agent(struct jw *w)
 }
 
 #define PY "/usr/bin/python3.11"
+
+static const struct bw_k8s_id k8s_app = {
+    .namespace_ = "shop",
+    .pod = "web-7d9f",
+    .pod_uid = "5d6c7b8a-1f2e-4d3c-9b8a-7f6e5d4c3b2a",
+    .container = "app",
+    .container_id = "3f2c9d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e",
+    .image = "docker.io/library/nginx:1.25",
+};
+#define K8S_CGROUP                                                                                 \
+	"/kubepods/besteffort/pod5d6c7b8a-1f2e-4d3c-9b8a-7f6e5d4c3b2a/"                            \
+	"3f2c9d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e"
 /* Arguments as the kernel sends them: each NUL-terminated. */
 #define ARGS(s) .args = s, .args_len = sizeof(s)
 #define MAPPED_10_0_0_5                                                                            \
@@ -76,6 +88,7 @@ static const struct example {
 	struct bw_net_obj net;
 	struct bw_guard_obj guard;	  /* guard records: a process or a BPF object */
 	void (*agent_line)(struct jw *w); /* lost and agent records */
+	const struct bw_k8s_id *k8s;	  /* the daemon's records of a container */
 	__u64 ino;			  /* a disconnected dentry's */
 } examples[] = {
     {"file: open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 0, "cat",
@@ -135,6 +148,8 @@ static const struct example {
     /* Learn mode keeps the profile's own deny rules: a refusal, logged under mode learn. */
     {"deny in learn mode", BW_EV_DENY, BW_MODE_LEARN, BW_OP_OPEN, BW_ACC_R, 0, 2, 555,
      .path = "/etc/shadow"},
+    {"kubernetes: a container's open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 592,
+     "cat", "/bin/busybox", "/etc/shadow", .k8s = &k8s_app},
     /* mount --bind /etc /tmp/job/etc: the event names the mount point. */
     {"view: a mount", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MOUNT, 0, 0, 0, 592, "mount",
      "/usr/bin/mount", "/tmp/job/etc"},
@@ -226,6 +241,14 @@ static void format(struct jw *w, const struct example *x)
 	}
 	ev.path_len = len;
 	ev.ino = x->ino;
+	if (x->k8s) {
+		struct bw_event_src k = src;
+
+		k.k8s = x->k8s;
+		k.cgroup_path = K8S_CGROUP;
+		bw_event_format(w, &ev, data, x->exe, BOOT_TO_REAL, &k);
+		return;
+	}
 	bw_event_format(w, &ev, data, x->exe ? x->exe : PY, BOOT_TO_REAL, &src);
 }
 

@@ -16,6 +16,7 @@
 #
 # Cache: ${BW_VM_CACHE:-/var/cache/bpfwarden-vm}/<6.1|6.12>/
 #   vmlinuz  vmlinux  config  release  package  modules/NN-name.ko  complete
+#   extra/overlay.ko (not booted: the Kubernetes node tests' containerd uses it)
 # (vmlinux: the kernel uncompressed, booted directly through its PVH entry.)
 # A complete cache entry is never touched again (no network needed) unless
 # --refresh is given (then apt-get update, and replace entries that are not
@@ -144,6 +145,10 @@ fetch_one() {
 	for m in "${mods[@]}"; do
 		pats+=("*/$m.ko*")
 	done
+	# Not for the boot: containerd's overlay snapshotter in the Kubernetes
+	# node tests (fetch-containers.sh takes it from here, or downloads the
+	# package again for a cache entry made before this).
+	pats+=('*/overlay.ko*')
 	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/x" --wildcards --no-anchored "${pats[@]}"
 
 	f=$(echo "$tmp"/x/boot/vmlinuz-*)
@@ -171,6 +176,16 @@ fetch_one() {
 		*) die "$k: unexpected module file $f" ;;
 		esac
 	done
+
+	f=$(find "$tmp/x/lib/modules/$release" -name 'overlay.ko*' | head -n1)
+	if [ -n "$f" ]; then
+		mkdir "$tmp/extra"
+		case $f in
+		*.ko) cp "$f" "$tmp/extra/overlay.ko" ;;
+		*.ko.xz) xz -dc "$f" >"$tmp/extra/overlay.ko" ;;
+		*.ko.zst) zstd -qdc "$f" >"$tmp/extra/overlay.ko" ;;
+		esac
+	fi
 
 	echo "$release" >"$tmp/release"
 	echo "$pkg $ver" >"$tmp/package"

@@ -13,7 +13,7 @@
 # Usage: run-tests.sh [--timeout SECONDS] [TEST...]
 #   TEST...        passed to tests/integration/run.sh (default: all tests)
 #   BW_KERNELS     kernels to test, default "6.1 6.12"
-#   --timeout      per guest run, default $BW_VM_TIMEOUT or 1800
+#   --timeout      per guest run, default $BW_VM_TIMEOUT or 3600
 set -uo pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -23,7 +23,7 @@ EXIT_DEAD=125
 
 # The whole suite in one guest: the Kubernetes node tests alone take minutes
 # under TCG (pods and containers start in seconds each), more on a busy host.
-timeout_opt=(--timeout "${BW_VM_TIMEOUT:-1800}")
+timeout_opt=(--timeout "${BW_VM_TIMEOUT:-3600}")
 while [ $# -gt 0 ]; do
 	case $1 in
 	--timeout) timeout_opt=(--timeout "${2:?--timeout needs seconds}"); shift ;;
@@ -46,6 +46,8 @@ read -ra kernels <<<"${BW_KERNELS:-6.1 6.12}"
 [ ${#kernels[@]} -gt 0 ] || { echo "run-tests: BW_KERNELS is empty" >&2; exit 2; }
 # Download both kernels up front, so a network failure reads as one.
 "$VM_DIR/fetch-kernels.sh" "${kernels[@]}" || exit 2
+# And what the Kubernetes node tests run in the guest (containerd, runc, an image).
+"$VM_DIR/fetch-containers.sh" "${kernels[@]}" || exit 2
 
 summary=()
 failed=0

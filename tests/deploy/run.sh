@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# deploy/ checked on the build host (`make deploytest`):
+#   - the manifests against the Kubernetes schemas and strictly (validate.mjs),
+#     and a manifest with unknown fields must fail that;
+#   - the ConfigMap's profiles equal deploy/kubernetes/profiles/ and pass
+#     `bpfwarden check`;
+#   - install-hook.sh on a scratch node tree: the hook, hooks.d, NRI conf;
+#   - the systemd unit with `systemd-analyze verify`.
+# The Node modules come from tools/vm/fetch-containers.sh's cache.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BW_BUILD:-build}
+CACHE=${BW_VM_CACHE:-/var/cache/bpfwarden-vm}
+MODULES=$CACHE/containers/node/node_modules
+passed=0 failed=0 skipped=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+skip() { echo "skip $1"; skipped=$((skipped + 1)); }
+
+tools/vm/fetch-containers.sh --quiet >/dev/null || { echo "deploytest: cannot fetch the Node modules"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if node tests/deploy/validate.mjs "$MODULES" deploy/kubernetes/*.yaml >"$tmp/v" 2>&1; then
+	ok "manifests: Kubernetes schemas and no unknown field ($(tail -1 "$tmp/v"))"
+else
+	cat "$tmp/v"
+	fail "manifests"
+fi
+if node tests/deploy/validate.mjs "$MODULES" tests/deploy/bad.yaml >"$tmp/b" 2>&1; then
+	fail "a manifest with unknown fields passed the strict check"
+elif grep -q '"hostPid"' "$tmp/b" && grep -q '"capabilites"' "$tmp/b"; then
+	ok "a manifest with hostPid and a misspelt field is refused"
+else
+	cat "$tmp/b"
+	fail "the bad manifest failed for another reason"
+fi
+
+# The ConfigMap's profiles, as the daemon will read them.
+mkdir "$tmp/cm"
+/usr/bin/python3 - "$tmp/cm" deploy/kubernetes/bpfwarden.yaml <<'PY'
+import sys, yaml
+out = sys.argv[1]
+for doc in yaml.safe_load_all(open(sys.argv[2])):
+    if doc and doc.get("kind") == "ConfigMap" and doc["metadata"]["name"] == "bpfwarden-profiles":
+        for name, text in doc["data"].items():
+            open("%s/%s" % (out, name), "w").write(text)
+PY
+if diff -r "$tmp/cm" deploy/kubernetes/profiles >"$tmp/d"; then
+	ok "the ConfigMap holds deploy/kubernetes/profiles/"
+else
+	cat "$tmp/d"
+	fail "the ConfigMap and deploy/kubernetes/profiles/ differ"
+fi
+if "$BUILD/bpfwarden" check "$tmp"/cm/*.profile >"$tmp/c" 2>&1; then
+	ok "bpfwarden check of the ConfigMap's profiles ($(ls "$tmp"/cm | wc -l) files)"
+else
+	cat "$tmp/c"
+	fail "bpfwarden check of the ConfigMap's profiles"
+fi
+
+# The init container's script on a node tree made here.
+node=$tmp/node
+mkdir -p "$node/opt/bpfwarden/bin" "$node/opt/nri/bin" "$node/etc/nri" "$node/etc/containers/oci/hooks.d"
+if BW_HOOK_BIN=$BUILD/bpfwarden-hook deploy/image/install-hook.sh "$node" >"$tmp/i" 2>&1 &&
+	cmp -s "$BUILD/bpfwarden-hook" "$node/opt/bpfwarden/bin/bpfwarden-hook" &&
+	/usr/bin/python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["stages"]==["createRuntime"] and h["hook"]["path"]=="/opt/bpfwarden/bin/bpfwarden-hook"; n=json.load(open(sys.argv[2])); assert n["plugins"]==[{"type":"bpfwarden-hook"}]' \
+		"$node/etc/containers/oci/hooks.d/bpfwarden.json" "$node/etc/nri/conf.json" &&
+	[ "$(readlink "$node/opt/nri/bin/bpfwarden-hook")" = /opt/bpfwarden/bin/bpfwarden-hook ] &&
+	grep -q base_runtime_spec "$tmp/i"; then
+	ok "install-hook.sh: the hook, hooks.d, NRI v0.1, the containerd change printed"
+else
+	cat "$tmp/i"
+	fail "install-hook.sh"
+fi
+# A foreign NRI configuration is left alone.
+echo '{"version": "0.1", "plugins": [{"type": "other"}]}' >"$node/etc/nri/conf.json"
+if BW_HOOK_BIN=$BUILD/bpfwarden-hook deploy/image/install-hook.sh "$node" >"$tmp/i" 2>&1 &&
+	grep -q '"other"' "$node/etc/nri/conf.json" && ! grep -q bpfwarden "$node/etc/nri/conf.json" &&
+	grep -q "add {" "$tmp/i"; then
+	ok "install-hook.sh leaves another NRI configuration as it is and says what to add"
+else
+	cat "$tmp/i"
+	fail "install-hook.sh with another NRI configuration"
+fi
+
+if command -v systemd-analyze >/dev/null; then
+	sed "s#/usr/local/sbin/bpfwarden#$(realpath "$BUILD")/bpfwarden#" deploy/systemd/bpfwarden.service >"$tmp/bpfwarden.service"
+	if systemd-analyze verify "$tmp/bpfwarden.service" >"$tmp/s" 2>&1 && ! [ -s "$tmp/s" ]; then
+		ok "systemd-analyze verify deploy/systemd/bpfwarden.service"
+	else
+		cat "$tmp/s"
+		fail "systemd-analyze verify deploy/systemd/bpfwarden.service"
+	fi
+else
+	skip "deploy/systemd/bpfwarden.service: no systemd-analyze here"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

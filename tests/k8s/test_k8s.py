@@ -1,0 +1,523 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The Kubernetes node agent against a real container runtime, in the VM.
+
+containerd 1.6 and runc 1.1 (tools/vm/fetch-containers.sh) run pods that
+tests/k8s/kubelet.py asks for through the CRI API, as kubelet would;
+bpfwarden-hook is called by the runtime as an OCI createRuntime hook
+(containerd's base_runtime_spec) or as an NRI v0.1 plugin, and `bpfwarden
+daemon` governs what the pods select. Every test runs once per way the hook
+is called (test_hook_*, test_nri_*).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, HERE)
+
+import bwtest  # noqa: E402
+from bwtest import BW, Failure, check, check_eq, skip  # noqa: E402
+import kubelet  # noqa: E402
+
+DATA = kubelet.DATA
+POLICY = os.path.join(DATA, "policy")       # the ConfigMap volume
+VOLUME = os.path.join(DATA, "volume")       # a hostPath volume
+LOG = os.path.join(DATA, "daemon.log")
+STATE = os.path.join(kubelet.RUN, "state", "io.containerd.runtime.v2.task")
+METRICS = "127.0.0.1:9464"
+
+WEB = """profile web
+default allow
+deny file rw /etc/shadow
+deny file rw /data/secret/**
+"""
+# Nothing but what the workload needs: runc's own setup must not meet it.
+STRICT = """profile strict
+default deny
+allow file r /bin/**
+allow file r /etc/motd
+allow file rw /dev/null
+allow exec /bin/**
+deny file rw /etc/shadow
+"""
+# kubectl exec into a default-deny container: runc's init lists /proc/self/fd.
+STRICT_EXEC = STRICT.replace("profile strict", "profile strict-exec") + "allow file r /proc/**\n"
+BATCH = """profile batch
+default allow
+deny file rw /etc/hostname
+match namespace=ci container=job
+"""
+
+def wait_for(pred, timeout=120, what="condition"):
+    """bwtest.wait_for with room for a guest on a busy host (every step is seconds under TCG)."""
+    bwtest.wait_for(pred, timeout=timeout, what=what)
+
+
+state = {"mode": None, "kubelet": None, "daemon": None, "generation": 0}
+
+
+def profiles(**changed):
+    """The node's policy directory: these profiles, some of them changed."""
+    files = {"web": WEB, "batch": BATCH, "strict": STRICT, "strict-exec": STRICT_EXEC}
+    files.update(changed)
+    return {name + ".profile": text for name, text in files.items()}
+
+
+def configmap(files):
+    """Write the policy directory the way kubelet updates a ConfigMap volume:
+    a new timestamped directory, then `..data` swapped to it in one rename."""
+    os.makedirs(POLICY, exist_ok=True)
+    state["generation"] += 1
+    new = os.path.join(POLICY, "..%d" % state["generation"])
+    os.makedirs(new)
+    for name, text in files.items():
+        with open(os.path.join(new, name), "w") as f:
+            f.write(text)
+    tmp = os.path.join(POLICY, "..data_tmp")
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(os.path.basename(new), tmp)
+    os.rename(tmp, os.path.join(POLICY, "..data"))
+    for name in files:
+        link = os.path.join(POLICY, name)
+        if not os.path.lexists(link):
+            os.symlink(os.path.join("..data", name), link)
+
+
+def log_events():
+    return bwtest.events(LOG)
+
+
+def start_daemon():
+    state["daemon"] = subprocess.Popen(
+        [BW, "daemon", "--policy-dir", POLICY, "--log", LOG, "--metrics-addr", METRICS,
+         "--runtime-state", STATE], stdout=subprocess.DEVNULL, stderr=open(LOG + ".err", "a"))
+    wait_for(lambda: os.path.exists("/run/bpfwarden/hook.sock")
+             and any(e.get("msg", "").startswith("daemon started") for e in log_events()[-20:]),
+             timeout=180, what="the daemon to start")
+
+
+def stop_daemon(sig=signal.SIGTERM):
+    d = state["daemon"]
+    if d and d.poll() is None:
+        d.send_signal(sig)
+        d.wait(timeout=90)
+    state["daemon"] = None
+    wait_for(lambda: not os.path.exists("/run/bpfwarden/hook.sock") or sig == signal.SIGKILL,
+             timeout=60, what="the daemon's socket to go")
+    if os.path.exists("/run/bpfwarden/hook.sock"):
+        os.unlink("/run/bpfwarden/hook.sock")
+
+
+def node(mode):
+    """containerd calling bpfwarden-hook in this mode, and the daemon, both running."""
+    if state["mode"] == mode and state["daemon"] and state["daemon"].poll() is None:
+        return state["kubelet"]
+    teardown()
+    os.makedirs(DATA, exist_ok=True)
+    configmap(profiles())
+    kubelet.node("up", mode)
+    state["mode"] = mode
+    state["kubelet"] = kubelet.Kubelet()
+    start_daemon()
+    return state["kubelet"]
+
+
+def teardown():
+    if state["kubelet"]:
+        state["kubelet"].close()
+        state["kubelet"] = None
+    stop_daemon()
+    if state["mode"]:
+        kubelet.node("down")
+        state["mode"] = None
+
+
+def deny_events(pod, path=None):
+    """The deny events of this pod (by its uid: pod names repeat from test to test)."""
+    return [e for e in log_events() if e["type"] == "deny"
+            and e.get("k8s", {}).get("uid") == pod["uid"]
+            and (path is None or e.get("path") == path)]
+
+
+def check_identity(ev, pod, container, cid):
+    k = ev.get("k8s")
+    check(k is not None, "no k8s object in %s" % ev)
+    check_eq(k["namespace"], pod["namespace"], "k8s.namespace")
+    check_eq(k["pod"], pod["name"], "k8s.pod")
+    check_eq(k["uid"], pod["uid"], "k8s.uid")
+    check_eq(k["container"], container, "k8s.container")
+    check_eq(k["container_id"], cid, "k8s.container_id")
+    check_eq(k["image"], kubelet.IMAGE, "k8s.image")
+
+
+# Each test takes the kubelet of its mode.
+
+def first_instruction(k):
+    """The container's very first command is a denied open: it fails, and the
+    deny event names the pod."""
+    pod = k.run_pod("web-1", annotations={"bpfwarden.io/profile": "web"})
+    rc, out, cid = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
+    check(rc != 0, "cat /etc/shadow succeeded in a governed container: %s" % out)
+    check(any("Permission denied" in line for line in out), "no EACCES in %s" % out)
+    wait_for(lambda: deny_events(pod, "/etc/shadow"), what="the deny event")
+    ev = deny_events(pod, "/etc/shadow")[0]
+    check_identity(ev, pod, "app", cid)
+    check_eq(ev["profile"], "web", "profile")
+    check_eq(ev["proc"]["comm"], "cat", "the denied process")
+    k.done(pod)
+
+
+def default_deny(k):
+    """A profile that denies by default: the container starts (the runtime's
+    setup of it is not the workload's) and gets only what it allows."""
+    pod = k.run_pod("strict-1", annotations={"bpfwarden.io/profile": "strict"})
+    rc, out, cid = k.run(pod, "app", ["/bin/sh", "-c",
+                                      "cat /etc/motd; cat /etc/hostname; cat /etc/shadow; echo rc=$?"])
+    # stdout and stderr reach the CRI log through two pipes: their lines' order is not kept.
+    check("a file the profiles allow" in out, "the allowed read: %s" % out)
+    check("cat: can't open '/etc/hostname': Permission denied" in out,
+          "the default's refusal: %s" % out)
+    check("rc=1" in out and "bw-image" not in out, "denied reads succeeded: %s" % out)
+    wait_for(lambda: deny_events(pod, "/etc/hostname"), what="the default's deny event")
+    check_eq(deny_events(pod, "/etc/hostname")[0]["rule"], "default", "the deciding rule")
+    k.done(pod)
+
+
+def refused_start(k, pod, command, why, what):
+    """Container app of pod is made but does not start, for the reason why."""
+    cid = k.create(pod, "app", command)
+    try:
+        k.start(cid)
+    except kubelet.CRIError as e:
+        check(why in e.msg, "why %s did not start: %s" % (what, e.msg))
+        return
+    raise Failure("%s started" % what)
+
+
+def unselected_untouched(k):
+    """An unselected pod is untouched; one that names a profile the node does
+    not have does not start."""
+    ghost = k.run_pod("ghost-1", annotations={"bpfwarden.io/profile": "nope"})
+    refused_start(k, ghost, ["/bin/true"], "profile nope is not loaded",
+                  "a container selecting a missing profile")
+    pod = k.run_pod("plain-1")
+    rc, out, _ = k.run(pod, "app", ["/bin/cat", "/etc/shadow"])
+    check_eq(rc, 0, "exit status of an unselected container (output %s)" % out)
+    check_eq(out, ["root:*:19000:0:99999:7:::"], "its output")
+    check(not deny_events(pod), "events for an unselected pod")
+    k.done(pod)
+
+
+def match_line_selects(k):
+    """A profile's match line selects by namespace and container name."""
+    pod = k.run_pod("runner-7", namespace="ci")
+    rc, out, cid = k.run(pod, "job", ["/bin/cat", "/etc/hostname"])
+    check(rc != 0, "the match line did not select ci/job: %s" % out)
+    rc, out, _ = k.run(pod, "sidecar", ["/bin/cat", "/etc/hostname"])
+    check_eq(rc, 0, "the sidecar is not selected (%s)" % out)
+    wait_for(lambda: deny_events(pod, "/etc/hostname"), what="the deny event")
+    check_identity(deny_events(pod)[0], pod, "job", cid)
+    k.done(pod)
+
+
+def daemon_down(k):
+    """Fail closed: with the daemon down a selected container does not start;
+    unselected ones and kube-system's do."""
+    stop_daemon()
+    try:
+        pod = k.run_pod("web-down", annotations={"bpfwarden.io/profile": "web"})
+        refused_start(k, pod, ["/bin/cat", "/etc/shadow"], "daemon cannot be reached",
+                      "a selected container with the daemon down")
+        plain = k.run_pod("plain-down")
+        rc, out, _ = k.run(plain, "app", ["/bin/cat", "/etc/motd"])
+        check_eq(rc, 0, "an unselected container with the daemon down (%s)" % out)
+        ks = k.run_pod("dns-down", namespace="kube-system",
+                       annotations={"bpfwarden.io/profile": "web"})
+        rc, out, _ = k.run(ks, "app", ["/bin/cat", "/etc/motd"])
+        check_eq(rc, 0, "a kube-system container with the daemon down (%s)" % out)
+        for p in (pod, plain, ks):
+            k.done(p)
+    finally:
+        start_daemon()
+
+
+def exec_into(k):
+    """kubectl exec into a governed container (ExecSync): runc joins the
+    container's namespaces before its cgroup, so no mount or namespace of
+    its is asked of the profile; what it runs is governed, with the pod's
+    identity. runc's init runs governed too: a profile that denies by
+    default must let it read /proc (it lists its descriptors to close them)."""
+    pod = k.run_pod("web-exec", annotations={"bpfwarden.io/profile": "web"})
+    cid = k.create(pod, "app", ["/bin/sleep", "600"])
+    k.start(cid)
+    rc, out, err = k.exec_sync(cid, ["/bin/cat", "/etc/motd"])
+    check_eq(rc, 0, "exec of an allowed read (%s %s)" % (out, err))
+    rc, out, err = k.exec_sync(cid, ["/bin/cat", "/etc/shadow"])
+    check(rc != 0 and any("Permission denied" in line for line in err),
+          "exec of a denied read: rc %d %s %s" % (rc, out, err))
+    wait_for(lambda: deny_events(pod, "/etc/shadow"), what="the deny event")
+    check_identity(deny_events(pod, "/etc/shadow")[0], pod, "app", cid)
+    strict = k.run_pod("strict-exec", annotations={"bpfwarden.io/profile": "strict"})
+    scid = k.create(strict, "app", ["/bin/sleep", "600"])
+    k.start(scid)
+    try:
+        k.exec_sync(scid, ["/bin/cat", "/etc/motd"])
+        raise Failure("exec into a default-deny container that does not allow /proc ran")
+    except kubelet.CRIError as e:
+        check("/proc/self/fd: permission denied" in e.msg, "why the exec failed: %s" % e.msg)
+    wait_for(lambda: [e for e in deny_events(strict) if e["proc"]["comm"] == "runc:[2:INIT]"
+                      and e["path"].startswith("/proc/") and e["path"].endswith("/fd")],
+             what="the deny event of runc's init")
+    allowed = k.run_pod("strict-exec-2", annotations={"bpfwarden.io/profile": "strict-exec"})
+    acid = k.create(allowed, "app", ["/bin/sleep", "600"])
+    k.start(acid)
+    rc, out, err = k.exec_sync(acid, ["/bin/cat", "/etc/motd"])
+    check_eq((rc, out), (0, ["a file the profiles allow"]), "exec with /proc allowed (%s)" % err)
+    rc, out, err = k.exec_sync(acid, ["/bin/cat", "/etc/hostname"])
+    check(rc != 0, "a read the profile does not allow, through exec: %s" % out)
+    for p in (pod, strict, allowed):
+        k.done(p)
+
+LOOP = ("i=0; while [ $i -lt 600 ]; do "
+        "if cat /etc/shadow >/dev/null 2>&1; then echo shadow-read; else echo shadow-denied; fi; "
+        "if cat /etc/motd >/dev/null 2>&1; then echo motd-read; else echo motd-denied; fi; "
+        "i=$((i+1)); sleep 0.3; done")
+
+
+def last_lines(k, pod, name, n=2):
+    return k.log(pod, name)[-n:]
+
+
+def restart(k):
+    """Enforcement goes on while the daemon is down; after its restart the
+    events of the container carry its identity again."""
+    pod = k.run_pod("web-long", annotations={"bpfwarden.io/profile": "web"})
+    cid = k.create(pod, "loop", ["/bin/sh", "-c", LOOP])
+    k.start(cid)
+    wait_for(lambda: "shadow-denied" in k.log(pod, "loop"), what="the loop's first turn")
+    stop_daemon(signal.SIGKILL)
+    n = len(k.log(pod, "loop"))
+    wait_for(lambda: len(k.log(pod, "loop")) > n + 4, what="more turns with the daemon down")
+    check("shadow-read" not in k.log(pod, "loop"), "/etc/shadow read while the daemon was down")
+    mark = len(log_events())
+    start_daemon()
+    wait_for(lambda: any(e["type"] == "deny" for e in log_events()[mark:]),
+             what="a deny event after the restart")
+    ev = [e for e in log_events()[mark:] if e["type"] == "deny"][0]
+    check_identity(ev, pod, "loop", cid)
+    check("shadow-read" not in k.log(pod, "loop"), "/etc/shadow read after the restart")
+    k.done(pod)
+
+
+def child_cgroup(k):
+    """A cgroup made inside the container is governed as the container is."""
+    pod = k.run_pod("web-cg", annotations={"bpfwarden.io/profile": "web"}, privileged=True)
+    # Below its own cgroup, whether or not the runtime gave it a cgroup namespace.
+    script = ("cg=$(sed -n 's/^0:://p' /proc/self/cgroup); cg=${cg%/}; "
+              "mkdir /sys/fs/cgroup$cg/inner && echo $$ > /sys/fs/cgroup$cg/inner/cgroup.procs && "
+              "cat /proc/self/cgroup && cat /etc/shadow; echo rc=$?")
+    rc, out, cid = k.run(pod, "app", ["/bin/sh", "-c", script], privileged=True)
+    check(any(line.startswith("0::") and line.endswith("/inner") for line in out),
+          "the shell did not move into its own cgroup: %s" % out)
+    check("rc=1" in out, "/etc/shadow readable from a child cgroup: %s" % out)
+    wait_for(lambda: deny_events(pod, "/etc/shadow"), what="the deny event")
+    ev = deny_events(pod, "/etc/shadow")[0]
+    check(ev["cgroup"]["path"].endswith("/%s/inner" % cid), "cgroup path %s" % ev["cgroup"]["path"])
+    check_identity(ev, pod, "app", cid)
+    k.done(pod)
+
+
+def volume_and_hard_link(k):
+    """A denied file of a volume, reached by a second bind mount of the volume
+    or through a hard link made outside the denied directory, is refused:
+    its pins were resolved in the container's own root."""
+    shutil.rmtree(VOLUME, ignore_errors=True)
+    os.makedirs(os.path.join(VOLUME, "secret"))
+    os.makedirs(os.path.join(VOLUME, "pub"))
+    with open(os.path.join(VOLUME, "secret", "key"), "w") as f:
+        f.write("s3cr3t\n")
+    os.link(os.path.join(VOLUME, "secret", "key"), os.path.join(VOLUME, "pub", "alias"))
+    with open(os.path.join(VOLUME, "pub", "readme"), "w") as f:
+        f.write("public\n")
+    pod = k.run_pod("web-vol", annotations={"bpfwarden.io/profile": "web"})
+    script = ("for f in /data/pub/readme /data/secret/key /mnt/secret/key /data/pub/alias; do "
+              "if cat $f >/dev/null 2>&1; then echo $f read; else echo $f denied; fi; done")
+    rc, out, cid = k.run(pod, "app", ["/bin/sh", "-c", script],
+                         mounts=[("/data", VOLUME, False), ("/mnt", VOLUME, True)])
+    check_eq(out, ["/data/pub/readme read", "/data/secret/key denied", "/mnt/secret/key denied",
+                   "/data/pub/alias denied"], "reads through the volume")
+    wait_for(lambda: len(deny_events(pod)) >= 3, what="three deny events")
+    by_inode = [e for e in deny_events(pod) if e.get("by_inode")]
+    check(by_inode, "no deny decided by an inode pin: %s" % deny_events(pod))
+    k.done(pod)
+
+
+def profile_edit(k):
+    """Editing the profile changes what a running container may do; a broken
+    edit changes nothing and says why."""
+    pod = k.run_pod("web-edit", annotations={"bpfwarden.io/profile": "web"})
+    cid = k.create(pod, "loop", ["/bin/sh", "-c", LOOP])
+    k.start(cid)
+    wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
+             what="the loop under the first version")
+    configmap(profiles(web=WEB + "deny file r /etc/motd\n"))
+    wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-denied"],
+             what="/etc/motd denied after the edit")
+    mark = len(log_events())
+    configmap(profiles(web=WEB + "deny file r /etc/motd\nallow file frobnicate /\n"))
+    wait_for(lambda: any("not loaded" in e.get("msg", "") for e in log_events()[mark:]),
+             what="the broken edit's agent event")
+    msg = [e["msg"] for e in log_events()[mark:] if "not loaded" in e.get("msg", "")][0]
+    check("web.profile:6" in msg, "the error does not say where: %s" % msg)
+    n = len(k.log(pod, "loop"))
+    wait_for(lambda: len(k.log(pod, "loop")) >= n + 4, what="more turns")
+    check_eq(last_lines(k, pod, "loop"), ["shadow-denied", "motd-denied"],
+             "enforcement after the broken edit")
+    configmap(profiles())
+    wait_for(lambda: last_lines(k, pod, "loop") == ["shadow-denied", "motd-read"],
+             what="/etc/motd readable again")
+    k.done(pod)
+
+
+def log_reopen(k):
+    """SIGHUP reopens --log FILE: what logrotate does, then the daemon writes the new file."""
+    rotated = LOG + ".1"
+    os.rename(LOG, rotated)
+    state["daemon"].send_signal(signal.SIGHUP)
+    wait_for(lambda: any("log reopened" in e.get("msg", "") for e in log_events()),
+             what="the daemon writing the new log")
+    with open(rotated) as f:
+        check(all(line.endswith("\n") for line in f), "a partial line in the rotated log")
+
+
+def scrape():
+    with urllib.request.urlopen("http://%s/metrics" % METRICS, timeout=10) as r:
+        check_eq(r.status, 200, "metrics status")
+        return r.read().decode()
+
+
+def metric(text, name, missing=None, **labels):
+    """A sample's value; a counter not yet counted is absent: missing then."""
+    want = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            lab = line[len(name) + 1:line.index("}")]
+            if ",".join(sorted(lab.split(","))) == want:
+                return float(line.rsplit(" ", 1)[1])
+    if missing is not None:
+        return missing
+    raise Failure("no %s{%s} in the metrics" % (name, want))
+
+
+def metrics(k):
+    """The endpoint answers, promtool accepts it, and its counters move."""
+    before = scrape()
+    promtool = shutil.which("promtool")
+    if promtool:
+        p = subprocess.run([promtool, "check", "metrics"], input=before, capture_output=True,
+                           text=True)
+        check(p.returncode == 0, "promtool check metrics: %s%s" % (p.stdout, p.stderr))
+    opens = metric(before, "bpfwarden_decisions_total", 0, profile="web", op="open",
+                   mode="enforce", verdict="deny")
+    refused = metric(before, "bpfwarden_refusals_total", profile="web", result="denied")
+    # Governed from their first exec: the daemon answers "pending".
+    hooks = metric(before, "bpfwarden_hook_requests_total", result="pending")
+    pod = k.run_pod("web-metrics", annotations={"bpfwarden.io/profile": "web"})
+    cid = k.create(pod, "app", ["/bin/sh", "-c", "cat /etc/shadow; echo done; sleep 600"])
+    k.start(cid)
+    wait_for(lambda: "done" in k.log(pod, "app"), what="the container's denied read")
+    after = scrape()
+    check(metric(after, "bpfwarden_decisions_total", profile="web", op="open", mode="enforce",
+                 verdict="deny") > opens, "the denied opens did not move")
+    check(metric(after, "bpfwarden_refusals_total", profile="web", result="denied") > refused,
+          "the refusals did not move")
+    check(metric(after, "bpfwarden_hook_requests_total", result="pending") > hooks,
+          "hook requests did not move")
+    check(metric(after, "bpfwarden_governed_containers", profile="web") >= 1,
+          "no governed container counted")
+    # The fill of each shared map; the loaded profiles' rules are in theirs.
+    for m in ("cgroups", "pending", "inodes", "unix_rules", "file_rules", "exec_rules",
+              "net_rules", "positions", "pos_pins", "pos_dirs"):
+        n, cap = (metric(after, "bpfwarden_map_entries", map=m),
+                  metric(after, "bpfwarden_map_capacity", map=m))
+        check(0 <= n <= cap and cap > 0, "map %s: %s entries of %s" % (m, n, cap))
+    check(metric(after, "bpfwarden_map_entries", map="file_rules") > 0, "no file rules counted")
+    with urllib.request.urlopen("http://%s/healthz" % METRICS, timeout=10) as r:
+        check_eq(r.read(), b"ok\n", "/healthz")
+    # Its pins (made in its root) leave the shared map once it is gone.
+    pins = metric(after, "bpfwarden_map_entries", map="inodes")
+    pins_before = metric(before, "bpfwarden_map_entries", map="inodes")
+    check(pins > pins_before, "no pins for the container (%d, before %d)" % (pins, pins_before))
+    k.done(pod)
+    wait_for(lambda: metric(scrape(), "bpfwarden_map_entries", map="inodes") <= pins_before,
+             what="the container's pins to go (%d with it, %d before)" % (pins, pins_before))
+    if not promtool:
+        skip("promtool is not installed (package prometheus): the text was not checked")
+
+
+def agent_image(k):
+    """The agent's own image (make image), loaded without a registry, runs:
+    the agent finds its profile library in it, and the init container's
+    script installs the static hook on a node tree."""
+    image_tar = os.path.join(bwtest.BUILD, "bpfwarden-image.tar")
+    if not os.path.exists(image_tar):
+        skip("no %s: run make image" % image_tar)
+    with open(os.path.join(bwtest.REPO, "VERSION")) as f:
+        image = "localhost/bpfwarden:" + f.read().strip()
+    p = subprocess.run([os.path.join(kubelet.CACHE, "containers", "bin", "ctr"), "--address",
+                        os.path.join(kubelet.RUN, "containerd.sock"), "-n", "k8s.io", "images",
+                        "import", image_tar], capture_output=True, text=True)
+    check(p.returncode == 0, "ctr images import: %s%s" % (p.stdout, p.stderr))
+    node_tree = os.path.join(DATA, "node")
+    shutil.rmtree(node_tree, ignore_errors=True)
+    for d in ("opt/bpfwarden/bin", "opt/nri/bin", "etc/nri", "etc/containers/oci/hooks.d"):
+        os.makedirs(os.path.join(node_tree, d))
+    pod = k.run_pod("bpfwarden-x1", namespace="bpfwarden")
+    rc, out, _ = k.run(pod, "check", ["/usr/bin/bpfwarden", "check",
+                                      "/usr/share/bpfwarden/profiles/python-sandbox.profile"],
+                       image=image)
+    check_eq(rc, 0, "bpfwarden check in the image (%s)" % out)
+    rc, out, _ = k.run(pod, "install-hook", ["/usr/lib/bpfwarden/install-hook.sh", "/host"],
+                       image=image, mounts=[("/host", node_tree, False)])
+    check_eq(rc, 0, "install-hook.sh in the image (%s)" % out)
+    hook = os.path.join(node_tree, "opt", "bpfwarden", "bin", "bpfwarden-hook")
+    p = subprocess.run([hook, "invoke"], input='{"version":"0.1","state":"delete","id":"x"}',
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and json.loads(p.stdout)["plugin"] == "bpfwarden-hook",
+          "the installed hook answers NRI: %r %r" % (p.stdout, p.stderr))
+    k.done(pod)
+
+
+CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
+         exec_into, child_cgroup, volume_and_hard_link, profile_edit, log_reopen, metrics, agent_image]
+
+
+def make(mode, case):
+    def t():
+        if not shutil.which("node"):
+            skip("no node: the stand-in kubelet (tests/k8s/cri.js) needs Node")
+        cache = os.environ.get("BW_VM_CACHE", "/var/cache/bpfwarden-vm")
+        if not os.path.exists(os.path.join(cache, "containers", "bin", "complete")):
+            skip("no containerd in %s: run tools/vm/fetch-containers.sh" % cache)
+        case(node(mode))
+    t.__name__ = "test_%s_%s" % (mode, case.__name__)
+    return t
+
+
+# How the hook is called matters to these; the rest run in hook mode only.
+NRI_CASES = [first_instruction, default_deny, unselected_untouched, daemon_down, restart, volume_and_hard_link]
+TESTS = [make("hook", case) for case in CASES] + [make("nri", case) for case in NRI_CASES]
+
+if __name__ == "__main__":
+    try:
+        rc = bwtest.main(TESTS, sys.argv)
+    finally:
+        teardown()
+    sys.exit(rc)

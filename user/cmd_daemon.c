@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpfwarden daemon: the node agent (user/daemon/daemon.h says what its
+ * parts do). It loads and pins the BPF side once, installs every profile of
+ * --policy-dir, serves bpfwarden-hook on its socket, and writes the events
+ * of every governed container as JSON Lines to standard output (what log
+ * collectors read from a pod) or to --log FILE, reopened on SIGHUP. It
+ * stops on SIGTERM or SIGINT and leaves everything it governs governed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "daemon.h"
+#include "guard.h"
+#include "probe.h"
+#include "util.h"
+
+#define DEFAULT_STATE_DIR "/run/containerd/io.containerd.runtime.v2.task"
+#define REAP_EVERY_MS	  1000
+
+static volatile sig_atomic_t stop_sig, hup;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static void on_hup(int sig)
+{
+	hup = 1;
+}
+
+static int open_log(const char *path)
+{
+	int fd;
+
+	if (!path)
+		return dup(STDOUT_FILENO);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		bw_err("cannot open log %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* A DaemonSet's pods are named DAEMONSET-XXXXX: the prefix names all of them. */
+static void agent_identity(struct daemon *d)
+{
+	const char *ns = getenv("POD_NAMESPACE"), *pod = getenv("POD_NAME");
+	const char *dash;
+
+	if (!ns || !*ns || !pod || !*pod)
+		return;
+	d->agent_ns = ns;
+	dash = strrchr(pod, '-');
+	snprintf(d->agent_prefix, sizeof(d->agent_prefix), "%.*s",
+		 (int)(dash && dash != pod ? dash - pod + 1 : (long)strlen(pod)), pod);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Read what inotify says; any change in the directory means: read it again. */
+static int drain_inotify(int fd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int changed = 0;
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		changed = 1;
+	return changed;
+}
+
+static void loop(struct daemon *d, int lfd, int ifd, int mfd)
+{
+	long last_reap = now_ms();
+
+	while (!stop_sig) {
+		struct pollfd fds[3 + BW_MAX_POLICIES * 2];
+		size_t n = 0, i;
+
+		fds[n++] = (struct pollfd){.fd = lfd, .events = POLLIN};
+		fds[n++] = (struct pollfd){.fd = ifd, .events = POLLIN};
+		fds[n++] = (struct pollfd){.fd = mfd, .events = POLLIN};
+		for (i = 0; i < d->nprofiles && n < sizeof(fds) / sizeof(fds[0]); i++)
+			if (d->profiles[i]->events_open)
+				fds[n++] = (struct pollfd){
+				    .fd = ring_buffer__epoll_fd(d->profiles[i]->ev.rb),
+				    .events = POLLIN};
+		poll(fds, n, 200);
+		if (fds[0].revents & POLLIN)
+			d_server_accept(d, lfd);
+		if ((fds[1].revents & POLLIN) && drain_inotify(ifd))
+			d_profiles_load(d);
+		if (fds[2].revents & POLLIN)
+			d_metrics_serve(d, mfd);
+		for (i = 0; i < d->nprofiles; i++) {
+			if (!d->profiles[i]->events_open)
+				continue;
+			bw_events_poll(&d->profiles[i]->ev, 0);
+			bw_events_check_lost(&d->profiles[i]->ev);
+		}
+		if (hup) {
+			int fd = open_log(d->log);
+
+			hup = 0;
+			/* Every writer keeps its descriptor: the file under it changes. */
+			if (fd >= 0 && d->log) {
+				dup2(fd, d->log_fd);
+				d_agent(d, NULL, "log reopened on SIGHUP");
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		if (now_ms() - last_reap >= REAP_EVERY_MS) {
+			d_containers_reap(d);
+			last_reap = now_ms();
+		}
+	}
+}
+
+static int daemon_main(struct bw_opts *o)
+{
+	struct daemon d = {.maps = BW_MAPS_INIT, .log_fd = -1, .stats_fd = -1};
+	struct sigaction stop = {.sa_handler = on_stop}, hupa = {.sa_handler = on_hup};
+	const struct bw_support *sup;
+	const char *why;
+	int lfd = -1, ifd = -1, mfd = -1, ret = 1;
+	char sel[PATH_MAX], *slash;
+
+	d.dir = o->policy_dir;
+	d.log = o->log && strcmp(o->log, "-") ? o->log : NULL;
+	d.socket = o->socket ? o->socket : BW_HOOK_SOCKET;
+	d.state_dir = o->runtime_state ? o->runtime_state : DEFAULT_STATE_DIR;
+	d.per_pod_metrics = o->per_pod_metrics;
+	/* The selectors go next to the socket: the hook finds both in one place. */
+	snprintf(sel, sizeof(sel), "%s", d.socket);
+	slash = strrchr(sel, '/');
+	snprintf(slash ? slash + 1 : sel, sizeof(sel) - (slash ? slash + 1 - sel : 0), "selectors");
+	d.selectors_file = sel;
+	agent_identity(&d);
+	d.log_fd = open_log(d.log);
+	if (d.log_fd < 0)
+		return 1;
+	if (bw_cgroup_root(d.cgroot, sizeof(d.cgroot))) {
+		bw_err("no cgroup2 file system is mounted");
+		goto out;
+	}
+	sup = bw_probe();
+	why = bw_load_needs(true) & BW_NEED_LSM ? bw_lsm_unavailable(sup) : NULL;
+	d.lsm = !why;
+	if (why)
+		bw_info(
+		    "no BPF LSM (%s): profiles with file, exec or unix socket rules are refused",
+		    why);
+	if (bw_load(&d.maps, d.lsm))
+		goto out;
+	/* Before any container is governed: none of them can reach this process. */
+	ret = bw_agent_register();
+	if (ret) {
+		bw_err("cannot record this agent for self-protection: %s", strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	ret = 1;
+	if (o->bpf_stats) {
+		d.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (d.stats_fd < 0)
+			bw_err("cannot turn on the kernel's BPF statistics: %s", strerror(errno));
+	}
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ifd < 0 || inotify_add_watch(ifd, d.dir,
+					 IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
+					     IN_CLOSE_WRITE | IN_ATTRIB) < 0) {
+		bw_err("cannot watch %s: %s", d.dir, strerror(errno));
+		goto out;
+	}
+	d_profiles_load(&d);
+	d_containers_recover(&d);
+	lfd = d_server_open(&d);
+	if (lfd < 0) {
+		bw_err("cannot listen on %s: %s", d.socket, strerror(-lfd));
+		goto out;
+	}
+	if (o->metrics_addr) {
+		mfd = d_metrics_open(o->metrics_addr);
+		if (mfd < 0) {
+			bw_err("cannot serve metrics on %s: %s", o->metrics_addr, strerror(-mfd));
+			goto out;
+		}
+	}
+	sigaction(SIGTERM, &stop, NULL);
+	sigaction(SIGINT, &stop, NULL);
+	sigaction(SIGHUP, &hupa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d_agent(
+	    &d, NULL,
+	    "daemon started: %zu profiles from %s, %zu containers taken over, hook socket %s%s%s",
+	    d.nprofiles, d.dir, d.ncontainers, d.socket, mfd >= 0 ? ", metrics on " : "",
+	    mfd >= 0 ? o->metrics_addr : "");
+	loop(&d, lfd, ifd, mfd);
+	d_agent(&d, NULL, "daemon stopping on signal %d: what it governs stays governed",
+		(int)stop_sig);
+	ret = 0;
+out:
+	if (lfd >= 0) {
+		close(lfd);
+		unlink(d.socket);
+	}
+	if (mfd >= 0)
+		close(mfd);
+	if (ifd >= 0)
+		close(ifd);
+	if (d.stats_fd >= 0)
+		close(d.stats_fd);
+	d_containers_free(&d);
+	d_profiles_free(&d);
+	bw_maps_close(&d.maps);
+	if (d.maps.lock_fd >= 0)
+		close(d.maps.lock_fd);
+	close(d.log_fd);
+	return ret;
+}
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct bw_opts *o = st->input;
+
+	if (key == ARGP_KEY_END && !o->policy_dir) {
+		argp_error(st, "--policy-dir is needed");
+		return EINVAL;
+	}
+	return bw_parse_opt(key, arg, st);
+}
+
+static const struct argp_option options[] = {
+    {"policy-dir", BW_KEY_POLICY_DIR, "DIR", 0,
+     "The profiles (*.profile; a mounted ConfigMap), watched for changes", 0},
+    {"log", 'l', "FILE", 0,
+     "Append the audit log (JSON Lines) to FILE, reopened on SIGHUP; - or none: standard "
+     "output",
+     0},
+    {"metrics-addr", BW_KEY_METRICS_ADDR, "ADDR", 0,
+     "Serve Prometheus metrics (/metrics) and /healthz on ADDR (HOST:PORT or :PORT)", 0},
+    {"socket", BW_KEY_SOCKET, "PATH", 0,
+     "The socket bpfwarden-hook asks on (default " BW_HOOK_SOCKET ")", 0},
+    {"runtime-state", BW_KEY_RUNTIME_STATE, "DIR", 0,
+     "The runtime's state, where containers are found again after a restart "
+     "(default " DEFAULT_STATE_DIR ")",
+     0},
+    {"per-pod-metrics", BW_KEY_PER_POD_METRICS, 0, 0,
+     "One metrics series per governed container (unbounded labels)", 0},
+    {"bpf-stats", BW_KEY_BPF_STATS, 0, 0,
+     "Turn on the kernel's BPF run-time statistics and export them", 0},
+    BW_OPTS_COMMON,
+};
+
+static const struct argp argp = {
+    options, parse, NULL,
+    "The Kubernetes node agent. Governs the containers that select a profile of the policy "
+    "directory, from their first instruction, when bpfwarden-hook asks.\v"
+    "A pod selects a profile with the annotation " BW_PROFILE_ANNOTATION
+    ": NAME, or a profile selects containers with `match namespace= pod= container=` lines. "
+    "See docs/kubernetes.md."};
+
+const struct bw_command bw_cmd_daemon = {"daemon", &argp, daemon_main, 0};

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * `bpfwarden daemon`, the node agent: the profiles of a directory (a
+ * mounted ConfigMap), each installed once in a policy slot; the containers
+ * that select them, governed when their runtime's hook asks (hook/); their
+ * events with the containers' identity; metrics. Its parts:
+ *
+ *   profiles.c    the policy directory: load, watch, replace atomically
+ *   containers.c  the governed containers: govern one, who a cgroup is,
+ *                 re-adopt them after a restart from the runtime's state
+ *   server.c      the hook socket
+ *   metrics.c     Prometheus text on --metrics-addr
+ *   user/cmd_daemon.c  the command and its loop
+ *
+ * docs/kubernetes.md says how it is deployed and what it guarantees.
+ */
+#ifndef BW_DAEMON_H
+#define BW_DAEMON_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compile.h"
+#include "events.h"
+#include "govern.h"
+#include "loader.h"
+#include "pins.h"
+#include "profile.h"
+#include "proto.h"
+#include "select.h"
+
+/* One profile file of the policy directory, and the slot it is installed in. */
+struct d_profile {
+	char *file;    /* its name in the directory */
+	char *name;    /* `profile NAME`: what pods select */
+	uint64_t hash; /* of its text: reloaded only when that changes */
+	struct bw_profile *p;
+	struct bw_compiled c;
+	struct bw_slot slot;
+	bool installed;
+	struct bw_events ev;
+	bool events_open;
+	enum bw_mode mode;
+	bool removed; /* its file is gone; its containers stay governed by this version */
+	/* What the kernel counted in the slots of its earlier versions (metrics). */
+	struct bw_counters base;
+	uint64_t base_ops[BW_OP_MAX * BW_NMODES];
+};
+
+/* A governed container. */
+struct d_container {
+	uint64_t cgid;
+	char cgdir[PATH_MAX]; /* absolute */
+	char *strs[6];	      /* the k8s fields' storage */
+	struct bw_k8s_id k8s;
+	struct d_profile *prof;
+	long long pid;
+	struct bw_pin_view view; /* where its paths are, for its pins */
+	char view_base[PATH_MAX], view_mountinfo[64], view_prefix[PATH_MAX];
+	const char *via; /* "hook", "nri" or "restart" */
+	/* Its pins (their policy field: the slot they were made for), dropped when it goes. */
+	struct bw_pin_set pins;
+};
+
+#define D_LATENCY_BUCKETS 8
+
+struct d_metrics {
+	uint64_t hook[BW_HOOK_FAIL + 1]; /* requests by result */
+	uint64_t latency_us_sum;
+	uint64_t latency_le[D_LATENCY_BUCKETS]; /* cumulative: <= d_latency_bounds_ms[i] */
+	uint64_t latency_count;
+	uint64_t reloads, reload_errors;
+};
+
+struct daemon {
+	struct bw_maps maps;
+	bool lsm;	 /* BPF LSM available: file and exec rules can be enforced */
+	const char *dir; /* --policy-dir */
+	const char *log; /* --log FILE, NULL: standard output */
+	int log_fd;
+	const char *socket;    /* the hook socket */
+	const char *state_dir; /* the runtime's state, for identities after a restart */
+	const char *selectors_file;
+	bool per_pod_metrics;
+	bool bpf_stats;
+	int stats_fd; /* BPF_ENABLE_STATS while the daemon runs, -1 */
+	char cgroot[PATH_MAX];
+	const char *agent_ns, *agent_pod; /* this daemon's own pod (downward API), or NULL */
+	char agent_prefix[256];
+	struct d_profile **profiles;
+	size_t nprofiles;
+	struct d_container **containers;
+	size_t ncontainers;
+	struct bw_events agent_ev; /* the daemon's own records */
+	struct d_metrics metrics;
+};
+
+extern const unsigned d_latency_bounds_ms[D_LATENCY_BUCKETS];
+
+/* profiles.c */
+/* Read the policy directory and install what changed; the first call installs all. */
+int d_profiles_load(struct daemon *d);
+struct d_profile *d_profile_find(struct daemon *d, const char *name);
+/* The selectors of every loaded profile (strings point into them). */
+int d_selectors(struct daemon *d, struct bw_selectors *s);
+void d_profiles_free(struct daemon *d);
+/* An `agent` record in the daemon's log. */
+void d_agent(struct daemon *d, const struct bw_k8s_id *k8s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* containers.c */
+/* Answer one hook request. */
+void d_container_create(struct daemon *d, const struct bw_hook_req *req, struct bw_hook_resp *out);
+/* bw_events.identify: a cgroup's path and its container's identity. */
+const struct bw_k8s_id *d_identify(void *ctx, uint64_t cgroup_id, char *path, size_t len);
+/* Forget containers whose cgroup is gone. */
+void d_containers_reap(struct daemon *d);
+/* Containers governed before this daemon started, from the runtime's state. */
+void d_containers_recover(struct daemon *d);
+void d_containers_free(struct daemon *d);
+/* Point the containers of profile version from at version to (installed already). */
+int d_containers_repoint(struct daemon *d, struct d_profile *from, struct d_profile *to);
+/* The pin views of the containers a profile governs (malloc'd, *n of them). */
+struct bw_pin_view *d_container_views(struct daemon *d, const struct d_profile *p, size_t *n);
+
+/* server.c */
+int d_server_open(struct daemon *d);
+void d_server_accept(struct daemon *d, int fd);
+
+/* metrics.c */
+/* The kernel's counts of a profile, its earlier versions' included. */
+void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_counters *c,
+		      uint64_t ops[BW_OP_MAX * BW_NMODES]);
+int d_metrics_open(const char *addr);
+void d_metrics_serve(struct daemon *d, int fd);
+
+#endif

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Prometheus text exposition (format 0.0.4) on --metrics-addr, GET
+ * /metrics; GET /healthz answers "ok" for a readiness probe. Counters come
+ * from the kernel where it counts (per policy slot, per CPU: what was
+ * refused, audited, learned, lost and throttled, so that events held back
+ * by the rate limit still count), summed over the slots each profile has
+ * had; the rest from the daemon. Labels are bounded: profile, operation,
+ * mode, result, reason, map; a per-container series only with
+ * --per-pod-metrics.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "daemon.h"
+#include "event_line.h"
+#include "util.h"
+
+int d_metrics_open(const char *addr)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV};
+	struct addrinfo *res = NULL;
+	char host[256];
+	const char *port;
+	int fd = -1, one = 1, ret;
+
+	/* HOST:PORT, [V6]:PORT or :PORT (every address). */
+	port = strrchr(addr, ':');
+	if (!port || !port[1] || (size_t)(port - addr) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, addr, port - addr);
+	host[port - addr] = '\0';
+	port++;
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	ret = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+	if (ret)
+		return -EINVAL;
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 16)) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(res);
+		return ret;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+struct text {
+	char *buf;
+	size_t len, cap;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < t->cap - t->len) {
+			t->len += n;
+			return;
+		}
+		char *nb = realloc(t->buf, t->cap * 2 + n);
+
+		if (!nb)
+			return;
+		t->buf = nb;
+		t->cap = t->cap * 2 + n;
+	}
+}
+
+/* A label value: backslash, quote and newline escaped. */
+static const char *lv(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; s && *s && o + 3 < len; s++) {
+		if (*s == '\\' || *s == '"') {
+			buf[o++] = '\\';
+			buf[o++] = *s;
+		} else if (*s == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = 'n';
+		} else {
+			buf[o++] = *s;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_counters *sum,
+		      uint64_t ops[BW_OP_MAX * BW_NMODES])
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	uint32_t slot = p->slot.id, op, mode, idx;
+	struct bw_counters *c;
+	__u64 *v;
+
+	*sum = p->base;
+	memcpy(ops, p->base_ops, sizeof(p->base_ops));
+	if (ncpu <= 0 || !p->installed)
+		return;
+	c = calloc(ncpu, sizeof(*c));
+	if (c && !bpf_map_lookup_elem(d->maps.counters, &slot, c)) {
+		for (i = 0; i < ncpu; i++) {
+			sum->lost += c[i].lost;
+			sum->denied += c[i].denied;
+			sum->audited += c[i].audited;
+			sum->learned += c[i].learned;
+			sum->truncated += c[i].truncated;
+			sum->throttled += c[i].throttled;
+		}
+	}
+	free(c);
+	v = calloc(ncpu, sizeof(*v));
+	for (op = 0; v && op < BW_OP_MAX; op++)
+		for (mode = 0; mode < BW_NMODES; mode++) {
+			idx = BW_OPSTATS_INDEX(slot, op, mode);
+			if (bpf_map_lookup_elem(d->maps.opstats, &idx, v))
+				continue;
+			for (i = 0; i < ncpu; i++)
+				ops[op * BW_NMODES + mode] += v[i];
+		}
+	free(v);
+}
+
+/* Deny verdicts of one profile by operation name (both ends of rename are one) and mode. */
+static void put_decisions(struct text *t, const char *profile, const uint64_t *ops)
+{
+	static const char *const modes[BW_NMODES] = {"enforce", "audit", "learn"};
+	uint32_t op, other, mode;
+
+	for (op = 1; op < BW_OP_MAX; op++) {
+		const char *name = bw_op_name(op);
+		bool first = true;
+
+		/* An operation name met before was printed with this one's counts. */
+		for (other = 1; other < op; other++)
+			first &= strcmp(bw_op_name(other), name) != 0;
+		if (!first)
+			continue;
+		for (mode = 0; mode < BW_NMODES; mode++) {
+			uint64_t n = 0;
+
+			for (other = op; other < BW_OP_MAX; other++)
+				if (!strcmp(bw_op_name(other), name))
+					n += ops[other * BW_NMODES + mode];
+			if (n)
+				put(t,
+				    "bpfwarden_decisions_total{profile=\"%s\",op=\"%s\",mode=\"%"
+				    "s\","
+				    "verdict=\"deny\"} %llu\n",
+				    profile, name, modes[mode], (unsigned long long)n);
+		}
+	}
+}
+
+/* Entries in use of a hash map (a walk over its keys: these maps are small). */
+static long map_fill(int fd, size_t key_size)
+{
+	char key[512], next[512];
+	long n = 0;
+	void *prev = NULL;
+
+	if (fd < 0 || key_size > sizeof(key))
+		return -1;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, key_size);
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Run time of each of our programs from the kernel's BPF statistics, which
+ * the daemon turns on (BPF_ENABLE_STATS) only with --bpf-stats: they cost
+ * two clock reads per program run.
+ */
+static void prog_stats(struct daemon *d, struct text *t)
+{
+	__u32 id = 0;
+
+	if (d->stats_fd < 0)
+		return;
+	put(t, "# HELP bpfwarden_bpf_run_seconds_total Time the kernel spent in each program.\n"
+	       "# TYPE bpfwarden_bpf_run_seconds_total counter\n"
+	       "# HELP bpfwarden_bpf_runs_total Runs of each program.\n"
+	       "# TYPE bpfwarden_bpf_runs_total counter\n");
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && !strncmp(info.name, "bw_", 3)) {
+			put(t, "bpfwarden_bpf_run_seconds_total{program=\"%s\"} %.9f\n", info.name,
+			    info.run_time_ns / 1e9);
+			put(t, "bpfwarden_bpf_runs_total{program=\"%s\"} %llu\n", info.name,
+			    (unsigned long long)info.run_cnt);
+		}
+		close(fd);
+	}
+}
+
+static void render(struct daemon *d, struct text *t)
+{
+	char a[512], b[512], c[512];
+	size_t i, r;
+
+	/* The kernel's counts of each profile, read once for all the families below. */
+	struct bw_counters *cnt = calloc(d->nprofiles + 1, sizeof(*cnt));
+	uint64_t(*ops)[BW_OP_MAX * BW_NMODES] = calloc(d->nprofiles + 1, sizeof(*ops));
+	static const struct {
+		const char *name, *help, *label;
+		size_t off; /* in struct bw_counters */
+	} families[] = {
+	    {"bpfwarden_refusals_total",
+	     "What the mode made of the denials: refused, audited (let pass), learned.",
+	     "result=\"denied\"", offsetof(struct bw_counters, denied)},
+	    {"bpfwarden_refusals_total", NULL, "result=\"audited\"",
+	     offsetof(struct bw_counters, audited)},
+	    {"bpfwarden_refusals_total", NULL, "result=\"learned\"",
+	     offsetof(struct bw_counters, learned)},
+	    {"bpfwarden_events_lost_total", "Events not written, by reason.",
+	     "reason=\"ringbuf_full\"", offsetof(struct bw_counters, lost)},
+	    {"bpfwarden_events_lost_total", NULL, "reason=\"throttled\"",
+	     offsetof(struct bw_counters, throttled)},
+	    {"bpfwarden_paths_too_long_total",
+	     "Operations whose path did not fit the kernel's buffer (refused unless in audit "
+	     "mode).",
+	     NULL, offsetof(struct bw_counters, truncated)},
+	};
+
+	if (!cnt || !ops)
+		goto out;
+	for (i = 0; i < d->nprofiles; i++)
+		d_profile_counts(d, d->profiles[i], &cnt[i], ops[i]);
+	put(t, "# HELP bpfwarden_decisions_total Operations a rule or default denied, by profile, "
+	       "operation and the mode they were decided under (counted in the kernel: throttled "
+	       "events count too).\n"
+	       "# TYPE bpfwarden_decisions_total counter\n");
+	for (i = 0; i < d->nprofiles; i++)
+		put_decisions(t, lv(d->profiles[i]->name, a, sizeof(a)), ops[i]);
+	for (r = 0; r < sizeof(families) / sizeof(families[0]); r++) {
+		if (families[r].help)
+			put(t, "# HELP %s %s\n# TYPE %s counter\n", families[r].name,
+			    families[r].help, families[r].name);
+		for (i = 0; i < d->nprofiles; i++)
+			put(t, "%s{profile=\"%s\"%s%s} %llu\n", families[r].name,
+			    lv(d->profiles[i]->name, a, sizeof(a)), families[r].label ? "," : "",
+			    families[r].label ? families[r].label : "",
+			    (unsigned long long)*(uint64_t *)((char *)&cnt[i] + families[r].off));
+	}
+out:
+	free(cnt);
+	free(ops);
+	put(t, "# HELP bpfwarden_governed_containers Containers the daemon governs, by profile.\n"
+	       "# TYPE bpfwarden_governed_containers gauge\n");
+	for (i = 0; i < d->nprofiles; i++) {
+		size_t j, n = 0;
+
+		for (j = 0; j < d->ncontainers; j++)
+			n += d->containers[j]->prof == d->profiles[i];
+		put(t, "bpfwarden_governed_containers{profile=\"%s\"} %zu\n",
+		    lv(d->profiles[i]->name, a, sizeof(a)), n);
+	}
+	put(t, "# HELP bpfwarden_map_entries Entries in use in the kernel's shared maps.\n"
+	       "# TYPE bpfwarden_map_entries gauge\n"
+	       "# HELP bpfwarden_map_capacity Entries each of those maps holds at most.\n"
+	       "# TYPE bpfwarden_map_capacity gauge\n");
+	{
+		static const struct {
+			const char *name;
+			size_t off, key, cap;
+		} maps[] = {
+		    {"cgroups", offsetof(struct bw_maps, cgroups), sizeof(__u64), BW_CGROUPS_MAP},
+		    {"pending", offsetof(struct bw_maps, pending), sizeof(__u64), BW_MAX_PENDING},
+		    {"inodes", offsetof(struct bw_maps, inodes), sizeof(struct bw_inode_key),
+		     BW_MAX_INODE_PINS},
+		    {"unix_rules", offsetof(struct bw_maps, unix_rules), sizeof(struct bw_unix_key),
+		     BW_MAX_UNIX_KEYS},
+		    {"file_rules", offsetof(struct bw_maps, file_rules), sizeof(struct bw_path_key),
+		     BW_MAX_FILE_KEYS},
+		    {"exec_rules", offsetof(struct bw_maps, exec_rules), sizeof(struct bw_path_key),
+		     BW_MAX_FILE_KEYS},
+		    {"net_rules", offsetof(struct bw_maps, net_rules), sizeof(struct bw_net_key),
+		     BW_MAX_NET_KEYS},
+		    {"positions", offsetof(struct bw_maps, positions), sizeof(struct bw_pos_key),
+		     BW_MAX_POSITIONS},
+		    {"pos_pins", offsetof(struct bw_maps, pos_pins), sizeof(struct bw_pos_pin_key),
+		     BW_MAX_POSITIONS},
+		    {"pos_dirs", offsetof(struct bw_maps, pos_dirs), sizeof(struct bw_pos_dir_key),
+		     BW_MAX_POSITIONS},
+		};
+
+		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+			int fd = *(int *)((char *)&d->maps + maps[i].off);
+
+			put(t, "bpfwarden_map_entries{map=\"%s\"} %ld\n", maps[i].name,
+			    map_fill(fd, maps[i].key));
+			put(t, "bpfwarden_map_capacity{map=\"%s\"} %zu\n", maps[i].name,
+			    maps[i].cap);
+		}
+	}
+	put(t,
+	    "# HELP bpfwarden_policy_slots_used Policy slots holding a profile.\n"
+	    "# TYPE bpfwarden_policy_slots_used gauge\n"
+	    "bpfwarden_policy_slots_used %zu\n"
+	    "# HELP bpfwarden_policy_slots Policy slots in all.\n"
+	    "# TYPE bpfwarden_policy_slots gauge\n"
+	    "bpfwarden_policy_slots %d\n",
+	    d->nprofiles, BW_MAX_POLICIES);
+	put(t, "# HELP bpfwarden_hook_requests_total Requests of bpfwarden-hook, by answer.\n"
+	       "# TYPE bpfwarden_hook_requests_total counter\n");
+	for (r = BW_HOOK_GOVERNED; r <= BW_HOOK_FAIL; r++)
+		put(t, "bpfwarden_hook_requests_total{result=\"%s\"} %llu\n",
+		    bw_hook_result_name(r), (unsigned long long)d->metrics.hook[r]);
+	put(t, "# HELP bpfwarden_hook_request_seconds Time to answer a hook request.\n"
+	       "# TYPE bpfwarden_hook_request_seconds histogram\n");
+	for (r = 0; r < D_LATENCY_BUCKETS; r++)
+		put(t, "bpfwarden_hook_request_seconds_bucket{le=\"%g\"} %llu\n",
+		    d_latency_bounds_ms[r] / 1000.0, (unsigned long long)d->metrics.latency_le[r]);
+	put(t,
+	    "bpfwarden_hook_request_seconds_bucket{le=\"+Inf\"} %llu\n"
+	    "bpfwarden_hook_request_seconds_sum %.6f\n"
+	    "bpfwarden_hook_request_seconds_count %llu\n",
+	    (unsigned long long)d->metrics.latency_count, d->metrics.latency_us_sum / 1e6,
+	    (unsigned long long)d->metrics.latency_count);
+	put(t,
+	    "# HELP bpfwarden_profile_loads_total Profile files read, and those refused.\n"
+	    "# TYPE bpfwarden_profile_loads_total counter\n"
+	    "bpfwarden_profile_loads_total{result=\"ok\"} %llu\n"
+	    "bpfwarden_profile_loads_total{result=\"error\"} %llu\n",
+	    (unsigned long long)(d->metrics.reloads - d->metrics.reload_errors),
+	    (unsigned long long)d->metrics.reload_errors);
+	if (d->per_pod_metrics) {
+		put(t, "# HELP bpfwarden_container_info A governed container and its profile.\n"
+		       "# TYPE bpfwarden_container_info gauge\n");
+		for (i = 0; i < d->ncontainers; i++) {
+			const struct d_container *k = d->containers[i];
+
+			put(t,
+			    "bpfwarden_container_info{namespace=\"%s\",pod=\"%s\",container=\"%s\","
+			    "profile=\"%s\"} 1\n",
+			    lv(k->k8s.namespace_, a, sizeof(a)), lv(k->k8s.pod, b, sizeof(b)),
+			    lv(k->k8s.container, c, sizeof(c)), k->prof ? k->prof->name : "");
+		}
+	}
+	prog_stats(d, t);
+}
+
+void d_metrics_serve(struct daemon *d, int lfd)
+{
+	struct timeval tv = {.tv_sec = 2};
+	struct text t = {.buf = malloc(16384), .cap = 16384};
+	char req[2048], head[256];
+	ssize_t n = 0, r;
+	int fd, status = 200;
+	const char *body;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0 || !t.buf) {
+		if (fd >= 0)
+			close(fd);
+		free(t.buf);
+		return;
+	}
+	t.buf[0] = '\0';
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (n < (ssize_t)sizeof(req) - 1 && (r = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
+		n += r;
+		req[n] = '\0';
+		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
+			break;
+	}
+	req[n > 0 ? n : 0] = '\0';
+	if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics?", 13)) {
+		render(d, &t);
+		body = t.buf;
+	} else if (!strncmp(req, "GET /healthz ", 13)) {
+		body = "ok\n";
+	} else {
+		status = 404;
+		body = "not found: GET /metrics or /healthz\n";
+	}
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+		 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+		 status, status == 200 ? "OK" : "Not Found", strlen(body));
+	if (write(fd, head, strlen(head)) < 0 || write(fd, body, strlen(body)) < 0)
+		bw_dbg("cannot answer a metrics request: %s", strerror(errno));
+	close(fd);
+	free(t.buf);
+}

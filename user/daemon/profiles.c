@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The policy directory. A ConfigMap mounted as a volume holds one file per
+ * key, each a symlink through `..data`, which kubelet swaps to a new
+ * directory at once when the ConfigMap changes: every file is read again
+ * then, and a profile is reinstalled only when its text changed.
+ *
+ * Replacing a profile never opens a window: the new version is parsed,
+ * compiled and installed in a new slot (its rules, and its pins resolved in
+ * each container it governs) while the old one still decides; then each of
+ * its containers' cgroup entries is pointed at the new slot, one 8-byte
+ * write each; then the old slot is emptied. A profile that fails to parse
+ * or compile is an `agent` record, and the version in force stays.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "event_line.h"
+#include "jsonw.h"
+#include "libdir.h"
+#include "session.h"
+#include "util.h"
+
+void d_agent(struct daemon *d, const struct bw_k8s_id *k8s, const char *fmt, ...)
+{
+	struct bw_event_src src = {.cgroup_path = "/", .k8s = k8s};
+	struct timespec ts;
+	char msg[4096];
+	struct jw w;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	jw_init(&w);
+	bw_event_format_agent(&w, ts.tv_sec * 1000000000LL + ts.tv_nsec, msg, &src);
+	jw_write_line(&w, d->log_fd);
+	jw_free(&w);
+}
+
+/* FNV-1a of a file's bytes; 0 when it cannot be read. */
+static uint64_t file_hash(const char *path)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	unsigned char buf[8192];
+	ssize_t n, i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ULL;
+	close(fd);
+	return n < 0 ? 0 : h | 1;
+}
+
+struct d_profile *d_profile_find(struct daemon *d, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < d->nprofiles; i++)
+		if (!d->profiles[i]->removed && d->profiles[i]->name &&
+		    !strcmp(d->profiles[i]->name, name))
+			return d->profiles[i];
+	return NULL;
+}
+
+static struct d_profile *by_file(struct daemon *d, const char *file)
+{
+	size_t i;
+
+	for (i = 0; i < d->nprofiles; i++)
+		if (!strcmp(d->profiles[i]->file, file))
+			return d->profiles[i];
+	return NULL;
+}
+
+/* The diagnostics of a failed load, on one line for the agent record. */
+static void diags_line(const struct bw_diags *dg, char *out, size_t len)
+{
+	size_t i, n = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < dg->n && n < len; i++)
+		n +=
+		    snprintf(out + n, len - n, "%s%s:%d:%d: %s: %s", i ? "; " : "", dg->v[i].file,
+			     dg->v[i].line, dg->v[i].col,
+			     dg->v[i].severity == BW_SEV_ERROR ? "error" : "warning", dg->v[i].msg);
+}
+
+/* Parse and compile one file into np (not installed). 0, or -1 after an agent record. */
+static int compile_file(struct daemon *d, const char *path, const char *file, struct d_profile *np)
+{
+	struct bw_diags dg = {};
+	char why[2048];
+	int ret;
+
+	ret = bw_profile_load(path, bw_profile_libdir(), &np->p, &dg);
+	if (ret) {
+		diags_line(&dg, why, sizeof(why));
+		d_agent(d, NULL, "profile file %s not loaded: %s", file,
+			ret == -EINVAL ? why : strerror(-ret));
+		bw_diags_free(&dg);
+		return -1;
+	}
+	bw_diags_free(&dg);
+	ret = bw_compile(np->p, &np->c, why, sizeof(why));
+	if (ret) {
+		d_agent(d, NULL, "profile file %s not loaded: %s", file,
+			why[0] ? why : strerror(-ret));
+		return -1;
+	}
+	if (!d->lsm && bw_compiled_needs_lsm(&np->c)) {
+		d_agent(d, NULL,
+			"profile file %s not loaded: its file, exec or unix socket rules need BPF "
+			"LSM, which this kernel does not offer",
+			file);
+		return -1;
+	}
+	np->name = np->p->name;
+	np->mode = np->p->mode;
+	np->c.policy.event_rate = BW_DEFAULT_EVENT_RATE;
+	return 0;
+}
+
+/* Install np in a new slot, its pins in views; start reading its events. */
+static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_view *views,
+		   size_t nviews)
+{
+	int ret;
+
+	np->slot.rb_fd = -1;
+	/* No view: nothing is governed yet, and the daemon's own view is no container's. */
+	if (!nviews) {
+		static const struct bw_pin_view none = {.base = "/nonexistent-view"};
+
+		views = &none;
+		nviews = 1;
+	}
+	ret = bw_slot_install_views(&d->maps, &np->c, views, nviews, &np->slot);
+	if (ret)
+		return ret;
+	np->installed = true;
+	np->ev.log_fd = d->log_fd;
+	np->ev.profile = np->p;
+	np->ev.slot = np->slot.id;
+	np->ev.maps = &d->maps;
+	np->ev.kill_on_deny = np->c.policy.on_deny == BW_ON_DENY_KILL;
+	snprintf(np->ev.cgroup_dir, sizeof(np->ev.cgroup_dir), "%s", d->cgroot);
+	np->ev.identify = d_identify;
+	np->ev.identify_ctx = d;
+	ret = bw_events_open(&np->ev, np->slot.rb_fd);
+	if (ret)
+		return ret;
+	np->events_open = true;
+	return 0;
+}
+
+/* Our side of a profile: its events, its ring buffer, its text (its slot stays). */
+static void profile_free(struct d_profile *p)
+{
+	if (p->events_open)
+		bw_events_close(&p->ev);
+	if (p->slot.rb_fd >= 0)
+		close(p->slot.rb_fd);
+	bw_compiled_free(&p->c);
+	bw_profile_free(p->p);
+	free(p->file);
+	free(p);
+}
+
+/* Drain and free a profile no longer in force, and empty its slot (referenced by nothing). */
+static void retire(struct daemon *d, struct d_profile *p)
+{
+	if (p->events_open) {
+		while (bw_events_poll(&p->ev, 0) > 0)
+			;
+		bw_events_check_lost(&p->ev);
+	}
+	if (p->installed && bw_slot_put(&d->maps, p->slot.id) == -EBUSY)
+		d_agent(d, NULL, "profile %s: its old slot %u is still in use", p->name,
+			p->slot.id);
+	profile_free(p);
+}
+
+static int add_profile(struct daemon *d, struct d_profile *p)
+{
+	struct d_profile **v = realloc(d->profiles, (d->nprofiles + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	d->profiles = v;
+	v[d->nprofiles++] = p;
+	return 0;
+}
+
+/* One file of the directory: new, changed or the same. */
+static void load_one(struct daemon *d, const char *file)
+{
+	char path[PATH_MAX];
+	struct d_profile *old = by_file(d, file), *np, *other;
+	struct bw_pin_view *views = NULL;
+	size_t nviews = 0, i;
+	uint64_t h;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%s", d->dir, file);
+	h = file_hash(path);
+	if (old && !old->removed && old->hash == h)
+		return;
+	np = calloc(1, sizeof(*np));
+	if (!np)
+		return;
+	np->file = strdup(file);
+	np->hash = h;
+	np->slot.rb_fd = -1;
+	d->metrics.reloads++;
+	if (!np->file || compile_file(d, path, file, np))
+		goto bad;
+	other = d_profile_find(d, np->name);
+	if (other && other != old) {
+		d_agent(d, NULL, "profile file %s not loaded: profile %s is %s's already", file,
+			np->name, other->file);
+		goto bad;
+	}
+	if (old && old->installed)
+		views = d_container_views(d, old, &nviews);
+	if (install(d, np, views, nviews)) {
+		d_agent(d, NULL,
+			"profile %s (%s) not installed: the policy slots or rule maps are full",
+			np->name, file);
+		free(views);
+		goto bad;
+	}
+	free(views);
+	if (!old) {
+		add_profile(d, np);
+		d_agent(d, NULL, "profile %s loaded from %s in %s mode (slot %u)", np->name, file,
+			bw_mode_name(np->mode), np->slot.id);
+		return;
+	}
+	/* The new version is in place: move the containers, then let the old one go. */
+	n = old->installed ? d_containers_repoint(d, old, np) : 0;
+	/* Its counters go on from the old version's (they are Prometheus counters). */
+	d_profile_counts(d, old, &np->base, np->base_ops);
+	for (i = 0; i < d->nprofiles; i++)
+		if (d->profiles[i] == old)
+			d->profiles[i] = np;
+	d_agent(d, NULL, "profile %s reloaded from %s (slot %u -> %u, %d cgroups moved)", np->name,
+		file, old->installed ? old->slot.id : 0, np->slot.id, n);
+	retire(d, old);
+	return;
+bad:
+	d->metrics.reload_errors++;
+	if (old && !old->removed)
+		d_agent(d, NULL, "profile %s stays as it was", old->name);
+	/* Seen: not tried again until its text changes. */
+	if (old)
+		old->hash = h;
+	profile_free(np);
+}
+
+static int profile_file(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && n > 8 && !strcmp(e->d_name + n - 8, ".profile");
+}
+
+/* The selectors the hook decides with while this daemon is down. */
+static void write_selectors(struct daemon *d)
+{
+	char tmp[PATH_MAX];
+	size_t i, j;
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", d->selectors_file);
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "# written by bpfwarden daemon: what bpfwarden-hook selects while it is down\n");
+	if (d->agent_ns && d->agent_prefix[0])
+		fprintf(f, "agent %s %s\n", d->agent_ns, d->agent_prefix);
+	for (i = 0; i < d->nprofiles; i++) {
+		const struct d_profile *p = d->profiles[i];
+
+		for (j = 0; !p->removed && j < p->p->nmatches; j++) {
+			const struct bw_match *m = &p->p->matches[j];
+
+			fprintf(f, "match %s", p->name);
+			if (m->namespace_)
+				fprintf(f, " namespace=%s", m->namespace_);
+			if (m->pod)
+				fprintf(f, " pod=%s", m->pod);
+			if (m->container)
+				fprintf(f, " container=%s", m->container);
+			if (m->cgroup)
+				fprintf(f, " cgroup=%s", m->cgroup);
+			fprintf(f, "\n");
+		}
+	}
+	if (fclose(f) || rename(tmp, d->selectors_file))
+		unlink(tmp);
+}
+
+int d_profiles_load(struct daemon *d)
+{
+	struct dirent **names;
+	size_t i;
+	int n, k;
+
+	n = scandir(d->dir, &names, profile_file, alphasort);
+	if (n < 0) {
+		d_agent(d, NULL, "cannot read the policy directory %s: %s", d->dir,
+			strerror(errno));
+		return -errno;
+	}
+	for (k = 0; k < n; k++) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", d->dir, names[k]->d_name);
+		if (!stat(path, &st) && S_ISREG(st.st_mode))
+			load_one(d, names[k]->d_name);
+	}
+	/* Files that went away: their containers stay governed by the last version. */
+	for (i = 0; i < d->nprofiles; i++) {
+		struct d_profile *p = d->profiles[i];
+		bool there = false;
+
+		for (k = 0; k < n && !there; k++)
+			there = !strcmp(names[k]->d_name, p->file);
+		if (!there && !p->removed) {
+			p->removed = true;
+			d_agent(d, NULL,
+				"profile %s: %s is gone from the policy directory; what it governs "
+				"stays governed by its last version",
+				p->name, p->file);
+		} else if (there && p->removed) {
+			p->removed = false;
+		}
+	}
+	for (k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+	write_selectors(d);
+	return 0;
+}
+
+int d_selectors(struct daemon *d, struct bw_selectors *s)
+{
+	size_t i, j, n = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < d->nprofiles; i++)
+		n += d->profiles[i]->removed ? 0 : d->profiles[i]->p->nmatches;
+	s->v = calloc(n ? n : 1, sizeof(*s->v));
+	if (!s->v)
+		return -ENOMEM;
+	for (i = 0; i < d->nprofiles; i++) {
+		const struct d_profile *p = d->profiles[i];
+
+		for (j = 0; !p->removed && j < p->p->nmatches; j++) {
+			const struct bw_match *m = &p->p->matches[j];
+
+			s->v[s->n++] = (struct bw_selector){p->name, m->namespace_, m->pod,
+							    m->container, m->cgroup};
+		}
+	}
+	s->agent_namespace = d->agent_ns;
+	s->agent_pod_prefix = d->agent_prefix[0] ? d->agent_prefix : NULL;
+	return 0;
+}
+
+void d_profiles_free(struct daemon *d)
+{
+	size_t i;
+
+	/* Enforcement outlives the daemon: slots stay, only our side goes. */
+	for (i = 0; i < d->nprofiles; i++)
+		profile_free(d->profiles[i]);
+	free(d->profiles);
+	d->profiles = NULL;
+	d->nprofiles = 0;
+}
