@@ -18,9 +18,11 @@ struct bpf_link;
 #define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
 #define BW_RUN_DIR  "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
+/* Every descriptor of struct bw_maps closed (-1); the assert below keeps the count. */
+#define BW_MAPS_NFDS 19
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1             \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1         \
 	}
 
 struct bw_maps {
@@ -44,6 +46,14 @@ struct bw_maps {
 	int cg_limits; /* limits on made cgroups */
 	int lock_fd;   /* held while changing shared state */
 };
+
+/*
+ * A field added without its -1 in BW_MAPS_INIT starts as descriptor 0: a
+ * lock_fd of 0 made bw_lock flock standard input, and two agents loaded
+ * the programs at once.
+ */
+_Static_assert(sizeof(struct bw_maps) == BW_MAPS_NFDS * sizeof(int),
+	       "BW_MAPS_INIT must set every descriptor of struct bw_maps to -1");
 
 /*
  * Load and pin whatever is not pinned yet: the cgroup tracking and the
