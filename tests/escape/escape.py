@@ -19,6 +19,7 @@ tests/integration/ follow that convention), so that a route's outcome is
 what the program saw, not what the agent says.
 """
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,6 +28,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 from bwtest import (BW, BUILD, FSOP, RUNTIME_RULES, SCRATCH, Failure, check, check_eq,  # noqa: E402,F401
                     cgroup_root, denials, events, lsm_active, main, profile, read, run, skip,
                     wait_for, write)
+
+
+def need_modules(*mods):
+    """Load modules a route needs from the VM's cached kernel package
+    (tools/vm/fetch-modules.sh); skip the route when they cannot be loaded,
+    as on a node, where the running kernel's own modules are the operator's."""
+    r = subprocess.run(["tools/vm/modload.sh"] + list(mods), capture_output=True, text=True)
+    if r.returncode:
+        skip("cannot load %s: %s" % (" and ".join(mods), r.stderr.strip()))
 
 
 class RouteOpen(Failure):

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from escape import (BUILD, BW, RUNTIME_RULES, SCRATCH, Failure, cgroup_root, check, check_eq, denials, events,
+from escape import (need_modules, BUILD, BW, RUNTIME_RULES, SCRATCH, Failure, cgroup_root, check, check_eq, denials, events,
                     got_through, main, profile, read, refused, skip, wait_for, write)
 
 S = SCRATCH
@@ -136,12 +136,6 @@ def dirs(*names):
             os.makedirs(W + "/" + name)
         return {}
     return make
-
-
-def need_modules(*mods):
-    r = subprocess.run(["tools/vm/modload.sh"] + list(mods), capture_output=True, text=True)
-    if r.returncode:
-        skip("cannot load %s: %s" % (" and ".join(mods), r.stderr.strip()))
 
 
 # -- Objects that appear after the profile is loaded -------------------------

@@ -1,20 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# fetch-modules.sh: cache the file system modules that some VM tests load in
-# the guest: a loop device with ext4 on it (file handles of a disk file
-# system, tests/escape/test_identity.py) and overlayfs.
+# fetch-modules.sh: cache the modules that some VM tests load in the guest:
+# a loop device with ext4 on it (file handles of a disk file system,
+# tests/escape/test_identity.py), overlayfs, SCTP and a dummy interface
+# (tests/escape/test_netdoors.py).
 #
 # The guest boots with the 9p modules only (fetch-kernels.sh) and cannot run
 # modprobe (the host's /lib/modules has nothing for its kernel). This script
 # takes the modules below and what they depend on (the package's modules.dep)
 # from the same Debian kernel package, decompressed, into
 #   ${BW_VM_CACHE:-/var/cache/bpfwarden-vm}/<6.1|6.12>/fsmods/
-#     NAME.ko ...   order (one module a line, dependencies first)   complete
+#     NAME.ko ...   order (one module a line, dependencies first)   complete (WANT)
 # (the package has no modules.dep: modinfo gives each module's dependencies)
 # The guest sees the host's / and loads them with tools/vm/modload.sh.
-# A complete entry is never touched again; it is built in a temporary
-# directory under a flock and renamed into place.
+# An entry complete for this WANT (its `complete` file holds it) is never
+# touched again; it is built in a temporary directory under a flock and
+# renamed into place.
 #
 # Usage: fetch-modules.sh [--quiet] [6.1|6.12 ...]   (default: both)
 set -euo pipefail
@@ -22,7 +24,9 @@ set -euo pipefail
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 CACHE=${BW_VM_CACHE:-/var/cache/bpfwarden-vm}
 # crc32c_generic: ext4 and jbd2 ask the crypto API for crc32c (a soft dependency).
-WANT="loop crc32c_generic ext4 overlay"
+# sctp and dummy: the SCTP route and an interface other than lo
+# (tests/escape/test_netdoors.py).
+WANT="loop crc32c_generic ext4 overlay sctp dummy"
 quiet=0
 kernels=()
 
@@ -43,7 +47,7 @@ done
 all_there() {
 	local k
 	for k in "${kernels[@]}"; do
-		[ -f "$CACHE/$k/fsmods/complete" ] || return 1
+		[ "$(cat "$CACHE/$k/fsmods/complete" 2>/dev/null)" = "$WANT" ] || return 1
 	done
 }
 all_there && exit 0
@@ -92,7 +96,7 @@ fetch_one() {
 		visit "$m"
 	done
 	printf '%s\n' "${order[@]}" >"$tmp/fsmods/order"
-	touch "$tmp/fsmods/complete"
+	echo "$WANT" >"$tmp/fsmods/complete" # a set made for another WANT is made again
 	rm -rf "$CACHE/$k/fsmods"
 	mv "$tmp/fsmods" "$CACHE/$k/fsmods"
 	rm -rf "$tmp"
@@ -101,5 +105,5 @@ fetch_one() {
 }
 
 for k in "${kernels[@]}"; do
-	[ -f "$CACHE/$k/fsmods/complete" ] || fetch_one "$k"
+	[ "$(cat "$CACHE/$k/fsmods/complete" 2>/dev/null)" = "$WANT" ] || fetch_one "$k"
 done
