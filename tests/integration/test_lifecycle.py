@@ -67,8 +67,12 @@ def one_cpu():
 
 
 def hammer(cg, files, cpu=None):
-    """openhammer FILES in cgroup cg, started and opening; cpu: a preexec_fn."""
-    h = subprocess.Popen(["sh", "-c", 'echo $$ > %s/cgroup.procs && exec "$0" "$@"' % cg,
+    """openhammer FILES in cgroup cg, started and opening; cpu: a preexec_fn.
+    The CPU is set again after the move: on 6.1 entering a cgroup with the
+    cpuset controller resets a task's affinity to the cpuset's CPUs, and the
+    hammer ran on the other vCPU (both vCPUs then hung in the upgrade)."""
+    pin = "taskset -c %d " % min(os.sched_getaffinity(0)) if cpu else ""
+    h = subprocess.Popen(["sh", "-c", 'echo $$ > %s/cgroup.procs && exec %s"$0" "$@"' % (cg, pin),
                           HAMMER] + files, stdout=subprocess.PIPE, text=True, preexec_fn=cpu)
     check_eq(h.stdout.readline(), "ready\n", "openhammer started")
     return h
