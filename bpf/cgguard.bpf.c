@@ -5,15 +5,24 @@
  * governed ones than the governed-cgroup map has room for. Both whatever
  * the profile allows (docs/enforcement.md, "The governed cgroup tree").
  *
- * Migration. Whatever the route, the kernel asks inode_permission(MAY_WRITE)
- * of a cgroup.procs or cgroup.threads file on the way: of the destination's
- * when the file is opened for writing, of the destination's cgroup.procs for
- * clone3(CLONE_INTO_CGROUP) (cgroup_may_write), and of the common ancestor of
- * source and destination for every migration (cgroup_may_write again, so a
- * descriptor opened before the process was governed is caught too).
- * bw_cg_leave lets a governed process through only when that cgroup is
- * governed by its own slot: never to a cgroup outside its subtrees, nor to a
- * child left ungoverned, nor to a cgroup another profile governs.
+ * Migration. Moving a task is writing its ID to a cgroup.procs or
+ * cgroup.threads file, or clone3(CLONE_INTO_CGROUP). Without `allow cgroup`
+ * a sandbox does neither: no such file reaches it open for writing (opened,
+ * received: bw_cg_door in cgtree.bpf.h, called by file.bpf.c and
+ * receive.bpf.c; held from before: the agent refuses to govern, see
+ * user/doors.c) and bw_cg_clone refuses the clone. That costs processes
+ * outside every governed cgroup nothing on the hot paths.
+ *
+ * With `allow cgroup` a sandbox may move tasks between the cgroups of its
+ * own slot, and the kernel's own check decides what a write moves: it asks
+ * inode_permission(MAY_WRITE) of the destination's cgroup.procs for
+ * clone3(CLONE_INTO_CGROUP), and of the common ancestor of source and
+ * destination for every migration (cgroup_may_write), so a task pulled in
+ * from outside is refused as one pushed out. bw_cg_leave lets a governed
+ * process through only when that cgroup is governed by its own slot. It
+ * runs on every path component of every process, so the agent attaches it
+ * only while a profile in force says `allow cgroup` (user/loader.c,
+ * bw_cg_moves_sync).
  *
  * Limits. A cgroup made below a governed one takes an entry of bw_cgroups
  * (cgroup.bpf.c). bw_cg_mkdir_lim refuses the mkdir(2) of a governed process
@@ -24,9 +33,10 @@
  * below governed cgroups (the host's limit only), are refused there
  * (ENOMEM: the only error kernfs passes on).
  *
- * Processes outside every governed cgroup cost a test of the mask and of the
- * file system on inode_permission, and one hash lookup for a write on
- * cgroup2. For governed processes every internal failure fails closed.
+ * Processes outside every governed cgroup cost a test of the clone flags on
+ * task_alloc, of the mask and of the file system on inode_permission (while
+ * attached), and one hash lookup for a write on cgroup2. For governed
+ * processes every internal failure fails closed.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -35,136 +45,10 @@
 
 #include "bpfwarden.h"
 #include "maps.bpf.h"
-#include "path.bpf.h"
-#include "event.bpf.h"
+#include "cgtree.bpf.h"
 #include "cgcount.bpf.h"
-#include "kernel.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#define KERNFS_TYPE_MASK 0x000f
-
-/* kernfs_node.parent is __parent from 6.15: both flavours, whatever vmlinux.h has. */
-struct kernfs_node___old {
-	struct kernfs_node *parent;
-} __attribute__((preserve_access_index));
-
-struct kernfs_node___new {
-	struct kernfs_node *__parent;
-} __attribute__((preserve_access_index));
-
-static __always_inline struct kernfs_node *bw_kn_parent(struct kernfs_node *kn)
-{
-	struct kernfs_node___old *o = (void *)kn;
-	struct kernfs_node___new *n = (void *)kn;
-
-	if (bpf_core_field_exists(o->parent))
-		return BPF_CORE_READ(o, parent);
-	return BPF_CORE_READ(n, __parent);
-}
-
-/* A cgroup.procs or cgroup.threads file: the kernel's names, which no cgroup can take. */
-static __always_inline bool bw_kn_moves_tasks(struct kernfs_node *kn)
-{
-	char name[16];
-
-	if (bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(kn, name)) < 0)
-		return false;
-	return bw_bytes_eq(name, "cgroup.procs", sizeof("cgroup.procs")) ||
-	       bw_bytes_eq(name, "cgroup.threads", sizeof("cgroup.threads"));
-}
-
-struct bw_kn_walk {
-	struct kernfs_node *kn;
-	struct bw_scratch *s;
-	__u32 off; /* the path starts at s->buf[off] */
-	__u32 flags;
-};
-
-/* Put "/name" in front of the path built so far; false when it does not fit. */
-static __always_inline bool bw_kn_prepend(struct bw_kn_walk *w, const char *name)
-{
-	struct bw_scratch *s = w->s;
-	long n = bpf_probe_read_kernel_str(s->key_tail, BW_NAME_MAX + 1, name);
-	__u32 off;
-
-	if (n <= 1 || w->off < (__u32)n + 1) {
-		w->flags |= BW_EVF_PATH_TOO_LONG;
-		return false;
-	}
-	n--; /* the NUL */
-	off = w->off - n;
-	bpf_probe_read_kernel(&s->buf[off & BW_BUF_MASK], n & BW_NAME_MAX, s->key_tail);
-	off--;
-	s->buf[off & BW_BUF_MASK] = '/';
-	w->off = off;
-	return true;
-}
-
-static long bw_kn_step(__u32 i, struct bw_kn_walk *w)
-{
-	struct kernfs_node *kn = w->kn, *parent = bw_kn_parent(kn);
-
-	/* The hierarchy's root: its name is not part of cgroup paths. */
-	if (!parent)
-		return 1;
-	if (!bw_kn_prepend(w, BPF_CORE_READ(kn, name)))
-		return 1;
-	w->kn = parent;
-	return 0;
-}
-
-/*
- * The path of cgroup directory dir below the hierarchy's root ("/" for the
- * root itself), then "/name" if name is not NULL, in the event's path bytes:
- * what the agent writes as a cgroup's path. Returns its length.
- */
-static __always_inline __u32 bw_kn_path(struct bw_scratch *s, struct kernfs_node *dir,
-					const char *name, __u32 *flags)
-{
-	struct bw_kn_walk w = {.kn = dir, .s = s, .off = BW_PATH_BUF};
-	__u32 len;
-
-	if (!name || bw_kn_prepend(&w, name))
-		bpf_loop(BW_PATH_DEPTH, bw_kn_step, &w, 0);
-	if (w.off == BW_PATH_BUF) {
-		w.off = BW_PATH_BUF - 1;
-		s->buf[BW_PATH_BUF - 1] = '/';
-	}
-	*flags |= w.flags;
-	len = (BW_PATH_BUF - w.off) & BW_BUF_MASK;
-	bpf_probe_read_kernel(s->evpath, len, &s->buf[w.off & BW_BUF_MASK]);
-	return len;
-}
-
-/*
- * A deny verdict by one of bpfwarden's own rules (BW_RULE_*) on cgroup dir
- * (and name below it, for a mkdir): its outcome under cg's mode, and its
- * event naming the cgroup. err: the hook's errno.
- */
-static __always_inline int bw_cg_refuse(__u64 cgid, struct bw_cgroup *cg, __u16 rule, __u8 op,
-					struct kernfs_node *dir, const char *name, int err)
-{
-	struct bw_learn_key obj = {};
-	__u32 zero = 0, flags = 0, len;
-	struct bw_scratch *s;
-	struct bw_policy *pol;
-	struct bw_outcome o;
-
-	pol = bw_policy_of(cg);
-	if (!pol)
-		return err;
-	obj.a = BPF_CORE_READ(dir, id);
-	o = bw_deny_outcome(cgid, cg, pol, rule, op, BW_ACC_W, 0, &obj);
-	s = bpf_map_lookup_elem(&bw_scratch, &zero);
-	if (o.type && s) {
-		len = bw_kn_path(s, dir, name, &flags);
-		bw_event_head(&s->ev, cgid, cg->policy, o, op, BW_ACC_W, rule, flags);
-		s->ev.path_len = len;
-		bw_event_send(cg->policy, &s->ev, sizeof(s->ev) + (len & BW_BUF_MASK));
-	}
-	return bw_lsm_ret(o, err);
-}
 
 /* A write on cgroup2 by a governed process: allowed unless it moves a task out. */
 static __noinline int bw_cg_write(struct inode *inode)
@@ -206,6 +90,36 @@ int BPF_PROG(bw_cg_leave, struct inode *inode, int mask, int ret)
 	if (!(mask & MAY_WRITE))
 		return 0;
 	return bw_cg_write(inode);
+}
+
+/*
+ * clone3(CLONE_INTO_CGROUP) by a governed process: the destination is a
+ * descriptor the kernel resolves after this hook, which another thread can
+ * swap meanwhile, so without bw_cg_leave attached the clone is refused
+ * whatever the destination; with `allow cgroup`, bw_cg_leave decides it.
+ */
+SEC("lsm/task_alloc")
+int BPF_PROG(bw_cg_clone, struct task_struct *task, unsigned long clone_flags, int ret)
+{
+	union bw_cgroup_copy cg_copy;
+	struct bw_cgroup *cg;
+	struct bw_policy *pol;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	if (!(clone_flags & CLONE_INTO_CGROUP))
+		return 0;
+	cg = bw_governing(&cgid, &cg_copy);
+	if (!cg)
+		return 0;
+	pol = bw_policy_of(cg);
+	if (!pol)
+		return -EACCES;
+	if (pol->ns[BW_NS_CGROUP] == BW_V_ALLOW)
+		return 0;
+	return bw_cg_refuse(cgid, cg, pol->cgroup_rule, BW_OP_CGROUP_MIGRATE, NULL, NULL,
+			    -EACCES);
 }
 
 /* mkdir(2) on cgroup2 by a governed process, below a governed cgroup: within the limits. */

@@ -20,6 +20,7 @@
 #include "path.bpf.h"
 #include "decide.bpf.h"
 #include "kernel.bpf.h"
+#include "cgtree.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -59,6 +60,8 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	if (!access)
 		return 0;
 	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access);
+	if (!ret && (access & BW_ACC_W))
+		ret = bw_cg_door(cgid, cg, file);
 	if (ret || !(file->f_flags & __FMODE_EXEC) || !bw_layer_file(file))
 		return ret;
 	/*

@@ -66,6 +66,9 @@
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
 
+/* include/uapi/linux/sched.h: clone3's flag that starts the child in another cgroup */
+#define CLONE_INTO_CGROUP 0x200000000ULL
+
 /* include/uapi/linux/fs.h: ioctls that change an inode's flags (chattr) and attributes */
 #define FS_IOC_SETFLAGS		     0x40086602 /* _IOW('f', 2, long) */
 #define FS_IOC32_SETFLAGS	     0x40046602 /* _IOW('f', 2, int): 32-bit processes */

@@ -66,7 +66,7 @@ static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct d
 		return -EPERM;
 	if (pol->ns[what] == BW_V_ALLOW)
 		return 0;
-	rule = pol->ns_rule[what];
+	rule = bw_ns_rule(pol, what);
 	policy = cg->policy;
 	o = bw_deny_outcome(cgid, cg, pol, rule, op, 0, 0, &obj);
 	if (!o.type)

@@ -44,6 +44,7 @@
 #include "kernel.bpf.h"
 #include "netrules.bpf.h"
 #include "unix.bpf.h"
+#include "cgtree.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -270,6 +271,7 @@ int BPF_PROG(bw_file_receive, struct file *file, int ret)
 	}
 	if (!access)
 		return 0;
-	return bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_RECEIVE,
-			      access);
+	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_RECEIVE,
+			     access);
+	return ret ? ret : bw_cg_door(cgid, cg, file);
 }

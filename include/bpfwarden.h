@@ -182,16 +182,24 @@ struct bw_policy {
 	__u8 pad3[3];
 	__u32 pin_devs[4];
 	/*
-	 * `allow|deny mount|chroot|userns`, indexed by BW_NS_*: enum bw_verdict
-	 * (deny wins; NONE: no rule, refused like DENY but learnable) and the
-	 * deciding rule. Changes of the sandbox's view are refused unless allowed,
-	 * whatever the defaults say.
+	 * `allow|deny mount|chroot|userns|cgroup`, indexed by BW_NS_*: enum
+	 * bw_verdict (deny wins; NONE: no rule, refused like DENY but learnable)
+	 * and the deciding rule (bw_ns_rule()). Changes of the sandbox's view, and
+	 * moves of tasks between its own cgroups, are refused unless allowed,
+	 * whatever the defaults say. cgroup_rule sits where a pad was, so that
+	 * entries written before `cgroup` existed read as "no rule".
 	 */
 	__u16 ns_rule[3];
-	__u8 ns[3];
-	__u8 pad4[3];
+	__u8 ns[4];
+	__u16 cgroup_rule;
 };
 _Static_assert(sizeof(struct bw_policy) == 60, "bw_policy size");
+
+/* The rule that decided ns[what] (0: no rule). */
+static inline __u16 bw_ns_rule(const struct bw_policy *pol, unsigned what)
+{
+	return what < 3 ? pol->ns_rule[what] : pol->cgroup_rule; /* 3: BW_NS_CGROUP */
+}
 
 /*
  * What a process may change of how names resolve (bw_policy.ns): mount
@@ -201,7 +209,13 @@ _Static_assert(sizeof(struct bw_policy) == 60, "bw_policy size");
 #define BW_NS_MOUNT  0
 #define BW_NS_CHROOT 1
 #define BW_NS_USERNS 2
-#define BW_NS_COUNT  3
+/*
+ * Not a change of the view, but decided like one: moving tasks between the
+ * cgroups of the sandbox's own subtree (cgroup.procs, cgroup.threads,
+ * clone3(CLONE_INTO_CGROUP)). Moves out of it are refused whatever it says.
+ */
+#define BW_NS_CGROUP 3
+#define BW_NS_COUNT  4
 
 #define BW_PIN_DEVS_MANY 0xff
 
@@ -528,6 +542,8 @@ static inline int bw_op_ns(unsigned op)
 		return BW_NS_CHROOT;
 	if (op == BW_OP_USERNS)
 		return BW_NS_USERNS;
+	if (op == BW_OP_CGROUP_MIGRATE)
+		return BW_NS_CGROUP;
 	return op >= BW_OP_MOUNT && op <= BW_OP_SETNS ? BW_NS_MOUNT : -1;
 }
 

@@ -412,7 +412,7 @@ static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_verdict v
 	r.verdict = verdict;
 	origin_of(fc, kw, &r.origin);
 
-	if (!take(fc, kw, "missing category: expected file, exec, net, mount, chroot or userns",
+	if (!take(fc, kw, "missing category: expected file, exec, net, mount, chroot, userns or cgroup",
 		  &cat))
 		return -1;
 	if (tok_is(&cat, "file")) {
@@ -437,7 +437,7 @@ static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_verdict v
 		}
 	}
 	error_at(fc, &cat,
-		 "bad rule category '%s': expected file, exec, net, mount, chroot or userns",
+		 "bad rule category '%s': expected file, exec, net, mount, chroot, userns or cgroup",
 		 show(q, &cat));
 	return -1;
 }

@@ -195,6 +195,7 @@ static const char *const ns_names[BW_NS_COUNT] = {
     [BW_NS_MOUNT] = "mount",
     [BW_NS_CHROOT] = "chroot",
     [BW_NS_USERNS] = "userns",
+    [BW_NS_CGROUP] = "cgroup",
 };
 
 const char *bw_ns_name(unsigned what)

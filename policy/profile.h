@@ -30,7 +30,7 @@
 
 /*
  * Rule categories. The first BW_CAT_COUNT have a `default` line; BW_CAT_NS
- * (`allow|deny mount|chroot|userns`) has none: what it names is refused
+ * (`allow|deny mount|chroot|userns|cgroup`) has none: what it names is refused
  * unless a rule allows it.
  */
 enum bw_cat { BW_CAT_FILE = 0, BW_CAT_EXEC, BW_CAT_NET, BW_CAT_COUNT, BW_CAT_NS = BW_CAT_COUNT };
@@ -77,7 +77,7 @@ struct bw_net_rule {
 	bool unix_abstract;
 };
 
-/* `allow|deny mount|chroot|userns`: what = BW_NS_* (include/bpfwarden.h). */
+/* `allow|deny mount|chroot|userns|cgroup`: what = BW_NS_* (include/bpfwarden.h). */
 struct bw_ns_rule {
 	unsigned what;
 };

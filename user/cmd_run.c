@@ -29,6 +29,7 @@
 #include "learn.h"
 #include "learn_agent.h"
 #include "session.h"
+#include "doors.h"
 #include "util.h"
 
 /* Start argv in cgdir; *pidfd wakes the event loop when it exits. */
@@ -116,6 +117,40 @@ static int make_run_cgroup(char *out, size_t len)
 	return 0;
 }
 
+/*
+ * The command inherits this process's descriptors but the close-on-exec
+ * ones: one that moves tasks would be its way out (user/doors.h).
+ */
+static int inherited_doors(struct bw_session *s)
+{
+	char what[PATH_MAX + 96], msg[PATH_MAX + 256];
+	int ret;
+
+	if (s->net_only || s->compiled.policy.ns[BW_NS_CGROUP] == BW_V_ALLOW)
+		return 0;
+	ret = bw_door_in_task(getpid(), false, what, sizeof(what));
+	if (ret < 0) {
+		bw_err("cannot read this process's descriptors: %s", strerror(-ret));
+		return ret;
+	}
+	if (!ret)
+		return 0;
+	if (s->mode != BW_MODE_ENFORCE) {
+		snprintf(msg, sizeof(msg),
+			 "the command inherits %s, open for writing: moves of tasks through it "
+			 "are not seen",
+			 what);
+		bw_events_agent(&s->ev, msg);
+		return 0;
+	}
+	bw_err("not starting the command: it would inherit %s, open for writing, and could "
+	       "leave its cgroup through it (close it first, or allow moves between the "
+	       "sandbox's own cgroups with `allow cgroup`, which lets the kernel check every "
+	       "move)",
+	       what);
+	return -EPERM;
+}
+
 static int run(struct bw_opts *o)
 {
 	struct bw_learn_set *learned = NULL;
@@ -151,8 +186,11 @@ static int run(struct bw_opts *o)
 	}
 
 	bw_session_signals(true);
-	loop.child = spawn_in_cgroup(cgdir, argv, &loop.child_fd);
-	if (loop.child < 0) {
+	ret = inherited_doors(&s);
+	loop.child = ret ? ret : spawn_in_cgroup(cgdir, argv, &loop.child_fd);
+	if (ret) {
+		exit_code = 1;
+	} else if (loop.child < 0) {
 		bw_err("cannot start %s in %s: %s", argv[0], cgdir, strerror(-loop.child));
 		exit_code = 1;
 	} else {

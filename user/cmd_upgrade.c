@@ -182,6 +182,15 @@ static int replace_all(struct upgrade *u)
 		{
 			if (!bpf_program__autoload(prog))
 				continue;
+			/* Attached only while wanted: replaced if it is, not added. */
+			if (bw_prog_on_demand(prog)) {
+				char pin[PATH_MAX];
+
+				snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s",
+					 bpf_program__name(prog));
+				if (access(pin, F_OK))
+					continue;
+			}
 			ret = replace_one(u, prog);
 			if (ret)
 				return ret;

@@ -499,8 +499,10 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 		if (r->cat == BW_CAT_NET && r->net.op == BW_NET_RAW)
 			one_object(&out->policy.net_raw, &out->policy.net_raw_rule, r, i);
 		if (r->cat == BW_CAT_NS && r->ns.what < BW_NS_COUNT)
-			one_object(&out->policy.ns[r->ns.what], &out->policy.ns_rule[r->ns.what], r,
-				   i);
+			one_object(&out->policy.ns[r->ns.what],
+				   r->ns.what == BW_NS_CGROUP ? &out->policy.cgroup_rule
+							      : &out->policy.ns_rule[r->ns.what],
+				   r, i);
 		/* `memfd` is one object: deny wins, the earliest rule is reported. */
 		if (r->cat == BW_CAT_EXEC && r->file.memfd) {
 			if (r->verdict == BW_V_DENY) {

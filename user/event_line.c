@@ -346,7 +346,10 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		put_net(w, data, ev->path_len);
 	} else if ((ev->op >= BW_OP_PTRACE && ev->op <= BW_OP_BPF) || ev->op == BW_OP_RECEIVE_BPF) {
 		put_guard(w, ev->op, data, ev->path_len);
-	} else if (bw_op_ns(ev->op) >= 0) {
+	} else if (ev->op == BW_OP_CGROUP_MIGRATE && !ev->path_len) {
+		/* clone3(CLONE_INTO_CGROUP), refused before the kernel resolves where to. */
+		jw_str(w, "access", access);
+	} else if (bw_op_ns(ev->op) >= 0 && ev->op != BW_OP_CGROUP_MIGRATE) {
 		/* A change of the view: the mount point or new root, for the calls that name
 		 * one (enum bw_op lists them first, up to chroot). */
 		if (ev->op <= BW_OP_CHROOT)

@@ -321,7 +321,10 @@ int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
 	}
 	slot->id = id;
 	slot->rb_fd = rb;
-	ret = 0;
+	/* Before any cgroup is governed by it. */
+	ret = bw_cg_moves_sync(m);
+	if (ret)
+		goto fail;
 	goto out;
 fail:
 	slot_release(m, id);
@@ -337,6 +340,8 @@ int bw_slot_put(struct bw_maps *m, uint32_t id)
 	if (ret)
 		return ret;
 	ret = slot_referenced(m, id) ? -EBUSY : slot_release(m, id);
+	if (!ret)
+		bw_cg_moves_sync(m);
 	bw_unlock(m);
 	return ret;
 }

@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfwarden.h"
 #include "loader.h"
 #include "probe.h"
 #include "util.h"
@@ -74,6 +75,16 @@ struct bpf_link *bw_prog_attach(struct bpf_program *prog, int cg_fd)
 }
 
 /*
+ * bw_cg_leave runs on every path component every process walks: it is
+ * attached only while a profile in force needs it (bw_cg_moves_sync), never
+ * with the rest of its object.
+ */
+bool bw_prog_on_demand(const struct bpf_program *prog)
+{
+	return !strcmp(bpf_program__name(prog), "bw_cg_leave");
+}
+
+/*
  * Attach and pin each program of obj that has no pinned link yet. cgroup
  * programs go on the cgroup2 root (cg_fd): they see every process and find
  * the governing policy themselves, like the LSM programs.
@@ -88,7 +99,7 @@ static int attach_missing(struct bpf_object *obj, int cg_fd)
 		struct bpf_link *link;
 		int ret;
 
-		if (!bpf_program__autoload(prog))
+		if (!bpf_program__autoload(prog) || bw_prog_on_demand(prog))
 			continue;
 		snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", bpf_program__name(prog));
 		if (!access(pin, F_OK))
@@ -117,7 +128,7 @@ static bool all_pinned(struct bpf_object *obj)
 	{
 		char pin[PATH_MAX];
 
-		if (!bpf_program__autoload(prog))
+		if (!bpf_program__autoload(prog) || bw_prog_on_demand(prog))
 			continue;
 		snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", bpf_program__name(prog));
 		if (access(pin, F_OK))
@@ -317,6 +328,63 @@ static int load_object(const struct bw_object *o, int cg_fd)
 		goto out;
 	}
 	ret = attach_missing(obj, cg_fd);
+out:
+	bpf_object__close(obj);
+	return ret;
+}
+
+/*
+ * Is bw_cg_leave wanted (some slot in use says `allow cgroup`)? Attach it,
+ * or detach it, to match. A slot whose agent died stays in use, and its
+ * cgroups governed, until another agent reclaims it: the program stays too.
+ */
+int bw_cg_moves_sync(struct bw_maps *m)
+{
+	static const char pin[] = BW_PIN_ROOT "/links/bw_cg_leave";
+	const struct bw_object *o = NULL;
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	struct bpf_link *link;
+	struct bw_policy p;
+	bool need = false;
+	uint32_t id;
+	size_t i;
+	int ret;
+
+	for (id = 0; id < BW_MAX_POLICIES && !need; id++)
+		need = !bpf_map_lookup_elem(m->policies, &id, &p) && p.in_use &&
+		       p.ns[BW_NS_CGROUP] == BW_V_ALLOW;
+	if (need == !access(pin, F_OK))
+		return 0;
+	if (!need) {
+		bw_dbg("no profile in force says `allow cgroup`: detaching bw_cg_leave");
+		return unlink(pin) && errno != ENOENT ? -errno : 0;
+	}
+	/* Without BPF LSM the profile's file rules would not have loaded. */
+	for (i = 0; i < sizeof(bw_objects) / sizeof(bw_objects[0]); i++)
+		if (!strcmp(bw_objects[i].name, "cgguard_bpf"))
+			o = &bw_objects[i];
+	obj = o ? open_object(o) : NULL;
+	if (!obj)
+		return -ENOENT;
+	prog = bpf_object__find_program_by_name(obj, "bw_cg_leave");
+	ret = prog ? bpf_object__load(obj) : -ENOENT;
+	if (ret) {
+		bw_err("cannot load %s for `allow cgroup`: %s", o->what, strerror(-ret));
+		goto out;
+	}
+	link = bpf_program__attach(prog);
+	if (!link) {
+		ret = -errno;
+		bw_err("cannot attach bw_cg_leave for `allow cgroup`: %s", strerror(-ret));
+		goto out;
+	}
+	ret = bpf_link__pin(link, pin);
+	bpf_link__destroy(link); /* the pin keeps it attached */
+	if (ret)
+		bw_err("cannot pin %s: %s", pin, strerror(-ret));
+	else
+		bw_dbg("a profile says `allow cgroup`: bw_cg_leave attached");
 out:
 	bpf_object__close(obj);
 	return ret;

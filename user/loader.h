@@ -93,6 +93,13 @@ size_t bw_objects_count(void);
 struct bpf_object *bw_object_open(size_t i, const char **what, unsigned *needs);
 /* Attach one loaded program: cgroup programs to the cgroup2 root cg_fd. NULL, errno set. */
 struct bpf_link *bw_prog_attach(struct bpf_program *prog, int cg_fd);
+/* A program attached only while a profile in force needs it (not by bw_load). */
+bool bw_prog_on_demand(const struct bpf_program *prog);
+/*
+ * Attach bw_cg_leave while some slot in use says `allow cgroup`, detach it
+ * once none does. The caller holds bw_lock.
+ */
+int bw_cg_moves_sync(struct bw_maps *m);
 
 /* Remove a directory of pins (and so drop what only they kept loaded). */
 int bw_unpin_all(const char *dir);

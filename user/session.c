@@ -18,6 +18,7 @@
 #include "libdir.h"
 #include "probe.h"
 #include "session.h"
+#include "doors.h"
 #include "util.h"
 
 bool bw_compiled_needs_lsm(const struct bw_compiled *c)
@@ -118,6 +119,42 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	return 0;
 }
 
+/*
+ * A task of the subtree holding a descriptor that moves tasks (user/doors.h):
+ * in enforce mode the subtree is not governed (the caller ends the session,
+ * which lets it go); in audit and learn modes, which refuse nothing, the
+ * log says what goes unseen.
+ */
+static int held_doors(struct bw_session *s, const char *cgdir)
+{
+	char what[PATH_MAX + 96], msg[PATH_MAX + 512];
+	int ret;
+
+	if (s->net_only || s->compiled.policy.ns[BW_NS_CGROUP] == BW_V_ALLOW)
+		return 0;
+	ret = bw_door_in_cgroup(cgdir, true, what, sizeof(what));
+	if (!ret)
+		return 0;
+	if (ret < 0) {
+		bw_err("cannot read the descriptors of the tasks in %s: %s%s%s", cgdir,
+		       strerror(-ret), ret == -EAGAIN ? ": " : "", ret == -EAGAIN ? what : "");
+		return ret;
+	}
+	if (s->mode != BW_MODE_ENFORCE) {
+		snprintf(msg, sizeof(msg),
+			 "%s holds a cgroup.procs or cgroup.threads open for writing (%s): moves "
+			 "of tasks through it are not seen",
+			 bw_cgroup_rel(cgdir), what);
+		bw_events_agent(&s->ev, msg);
+		return 0;
+	}
+	bw_err("not governing %s: %s, open for writing, would let its tasks leave their cgroup "
+	       "(close it first, or allow moves between the sandbox's own cgroups with `allow "
+	       "cgroup`, which lets the kernel check every move)",
+	       cgdir, what);
+	return -EPERM;
+}
+
 int bw_session_govern(struct bw_session *s, const char *cgdir)
 {
 	const char *unrefused = s->net_only ? NULL : bw_view_unrefused();
@@ -151,6 +188,9 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 	}
 	/* A walk stopped half way leaves entries: bw_session_end lets them go. */
 	s->governing = true;
+	if (ret)
+		return ret;
+	ret = held_doors(s, cgdir);
 	if (ret)
 		return ret;
 	snprintf(msg, sizeof(msg),

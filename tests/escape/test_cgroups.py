@@ -11,6 +11,11 @@ kernel alone lets the move happen. The same holds for the limits on the
 cgroups a sandbox may make: their control makes as many cgroups below a
 cgroup nothing governs.
 
+Moves between the sandbox's own cgroups are the profile's to allow (`allow
+cgroup`); with it, the kernel's own check of every move decides (bw_cg_leave,
+attached only while such a profile is in force), so the routes out are run
+both without and with it.
+
 Every hostile program is tests/helpers/cgop.c: one line per step ("OK" or
 "ERR <ERRNO>") and at the end "cgroup PATH", the cgroup it ended up in
 (/proc/thread-self/cgroup), which the tests check did not change.
@@ -30,6 +35,8 @@ from bwtest import Result
 CGOP = os.path.join(BUILD, "tests", "cgop")
 S = SCRATCH
 ALLOW_ALL = "default allow\n"
+MOVES = "default allow\nallow cgroup\n"
+LEAVE_LINK = "/sys/fs/bpf/bpfwarden/links/bw_cg_leave"
 
 
 def where(r):
@@ -104,17 +111,26 @@ def refused_migration(r, dest, what):
     return e
 
 
+def run_cgroup_dir():
+    """A shell snippet: $R is the sandbox's own cgroup directory."""
+    return 'd=$(sed -n "s/^0:://p" /proc/self/cgroup); R="$0$d"; '
+
+
 def test_leave_by_writing_cgroup_procs():
     """Root in the sandbox writes its PID to the root cgroup's cgroup.procs, or to a
-    cgroup beside its own, outside its subtree."""
+    cgroup beside its own, outside its subtree: refused at the open, with or without
+    `allow cgroup`."""
     sib = make_cgroup("bwesc-sib")
-    p = profile(ALLOW_ALL)
     try:
+        for text in (ALLOW_ALL, MOVES):
+            p = profile(text)
+            for dest, name in ((cgroup_root(), "/"), (sib, "/bwesc-sib")):
+                what = "write own PID to %s cgroup.procs (profile %r)" % (name, text)
+                r = sandbox(p, [CGOP, "procs", dest])
+                refused_migration(r, name, what)
+                in_run_cgroup(r, what)
         for dest, name in ((cgroup_root(), "/"), (sib, "/bwesc-sib")):
             what = "write own PID to %s cgroup.procs" % name
-            r = sandbox(p, [CGOP, "procs", dest])
-            refused_migration(r, name, what)
-            in_run_cgroup(r, what)
             c = plain([CGOP, "procs", dest])
             got_through(c, what)
             check_eq(where(c), name, what + ", control: where it went")
@@ -124,14 +140,21 @@ def test_leave_by_writing_cgroup_procs():
 
 def test_leave_by_clone_into_cgroup():
     """clone3(CLONE_INTO_CGROUP) with an O_RDONLY descriptor of an outside cgroup: a child
-    starts there without any file being written."""
+    starts there without any file being written. Without `allow cgroup` every such clone
+    is refused before the kernel resolves the descriptor (the event names no cgroup);
+    with it, the kernel's check of the destination refuses this one."""
     sib = make_cgroup("bwesc-sib")
     what = "clone3 into /bwesc-sib"
     try:
-        r = sandbox(profile(ALLOW_ALL), [CGOP, "clone-into", sib])
-        refused_migration(r, "/bwesc-sib", what)
-        check("OK child" not in r.stdout, what + ": a child started: " + r.stdout)
-        in_run_cgroup(r, what)
+        for text, dest in ((ALLOW_ALL, None), (MOVES, "/bwesc-sib")):
+            r = sandbox(profile(text), [CGOP, "clone-into", sib])
+            w = "%s (profile %r)" % (what, text)
+            e = refused(r, "EACCES", dest, w)
+            check_eq((e["op"], e["rule"], e["access"]),
+                     ("cgroup_migrate", "builtin:cgroup-subtree" if dest else "default", "w"),
+                     w + ": the event")
+            check("OK child" not in r.stdout, w + ": a child started: " + r.stdout)
+            in_run_cgroup(r, w)
         c = plain([CGOP, "clone-into", sib])
         got_through(c, what)
         check("OK child in /bwesc-sib" in c.stdout, what + ", control: " + c.stdout)
@@ -141,15 +164,22 @@ def test_leave_by_clone_into_cgroup():
 
 def test_leave_through_a_descriptor_opened_outside():
     """A cgroup.procs descriptor of an outside cgroup, opened before the sandbox and
-    inherited: no open for the hook to see, only the kernel's check of the common ancestor
-    of source and destination (the root here), which the event names."""
+    inherited. Without `allow cgroup` nothing in the kernel would see the write (no
+    open, and bw_cg_leave is not attached), so `run` refuses to start the command while
+    it would inherit one; with `allow cgroup`, the kernel's check of the common ancestor
+    of source and destination (the root here) refuses the write, and the event names it."""
     sib = make_cgroup("bwesc-sib")
     what = "write own PID through an inherited descriptor of /bwesc-sib/cgroup.procs"
     fd = os.open(os.path.join(sib, "cgroup.procs"), os.O_WRONLY)
     try:
         os.set_inheritable(fd, True)
         r = sandbox(profile(ALLOW_ALL), [CGOP, "write-fd", str(fd)], pass_fds=(fd,))
-        refused_migration(r, "/", what)
+        check(r.rc == 1 and not r.stdout and "not starting the command" in r.stderr
+              and "cgroup.procs" in r.stderr,
+              what + ": run should refuse to start the command (rc %d, stdout %r, stderr %s)"
+              % (r.rc, r.stdout, r.stderr.strip()))
+        r = sandbox(profile(MOVES), [CGOP, "write-fd", str(fd)], pass_fds=(fd,))
+        refused_migration(r, "/", what + " (allow cgroup)")
         in_run_cgroup(r, what)
         c = plain([CGOP, "write-fd", str(fd)], pass_fds=(fd,))
         got_through(c, what)
@@ -157,6 +187,66 @@ def test_leave_through_a_descriptor_opened_outside():
     finally:
         os.close(fd)
         remove_cgroups("bwesc-sib", "bwesc-plain")
+
+
+def test_attach_refuses_a_subtree_holding_a_descriptor():
+    """`attach` to a cgroup whose process holds another cgroup's cgroup.procs open for
+    writing: in enforce mode, without `allow cgroup`, the subtree is not governed (the
+    process could leave through it) and attach says which descriptor."""
+    sib, gov = make_cgroup("bwesc-sib"), make_cgroup("bwesc-held")
+    holder = None
+    try:
+        holder = subprocess.Popen(
+            ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec 7>"$1/cgroup.procs" && '
+             'exec sleep 60', gov, sib])
+        wait_for(lambda: read(os.path.join(gov, "cgroup.procs")).strip(), what="holder")
+        r = subprocess.run([BW, "attach", "--cgroup", gov, "--profile", profile(ALLOW_ALL)],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0 and "not governing" in r.stderr and "cgroup.procs" in r.stderr,
+              "attach to a subtree holding a cgroup.procs descriptor: rc %d, stderr %s"
+              % (r.returncode, r.stderr.strip()))
+        st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+        check("bwesc-held" not in st, "the subtree is still governed: " + st)
+    finally:
+        if holder:
+            holder.kill()
+            holder.wait()
+        remove_cgroups("bwesc-held", "bwesc-sib")
+
+
+def test_pull_an_outside_process_in():
+    """The sandbox writes the PID of a process outside it to its own cgroup.procs: that
+    process would come under the sandbox's reach (signals, ptrace, cgroup.kill). Refused
+    at the open without `allow cgroup`; with it, by the kernel's check of the common
+    ancestor of the process's cgroup and the sandbox's (the root)."""
+    out = make_cgroup("bwesc-out")
+    victim = None
+    try:
+        victim = subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec sleep 60',
+                                   out])
+        wait_for(lambda: read(os.path.join(out, "cgroup.procs")).strip(), what="victim")
+        pid = str(victim.pid)
+        script = run_cgroup_dir() + 'exec "$1" pull "$R" "$2"'
+        for text in (ALLOW_ALL, MOVES):
+            what = "pull PID %s into the sandbox's cgroup (profile %r)" % (pid, text)
+            r = sandbox(profile(text), ["sh", "-c", script, cgroup_root(), CGOP, pid])
+            got = [l for l in r.stdout.splitlines() if l.startswith(("OK", "ERR"))]
+            check_eq(got, ["ERR EACCES"], what)
+            d = denials(r.events)
+            check(len(d) == 1 and d[0]["op"] == "cgroup_migrate",
+                  what + ": one cgroup_migrate deny event: %r" % d)
+            want = ("builtin:cgroup-subtree", "/") if text == MOVES else ("default", None)
+            check_eq((d[0]["rule"], d[0]["path"] if text == MOVES else None), want,
+                     what + ": the event's rule and path")
+            check_eq(read("/proc/%s/cgroup" % pid).strip(), "0::/bwesc-out",
+                     what + ": where the process is")
+        c = plain(["sh", "-c", 'exec "$0" pull "$1" "$2"', CGOP, out, pid])
+        got_through(c, "pull, control")
+    finally:
+        if victim:
+            victim.kill()
+            victim.wait()
+        remove_cgroups("bwesc-out", "bwesc-plain")
 
 
 def test_leave_by_cgroup_threads():
@@ -196,9 +286,8 @@ def test_leave_by_cgroup_threads():
 
 def test_audit_and_learn_modes_let_the_move_through():
     """Audit and learn modes block nothing the profile does not deny: the move out is let
-    through, and nothing is learned from it. Each check enforce mode would have refused
-    is audited: the open of the destination's cgroup.procs, then (the open let through)
-    the kernel's check of the common ancestor at the write."""
+    through, and nothing is learned from it. The open of the destination's cgroup.procs,
+    which enforce mode would have refused, is audited."""
     sib = make_cgroup("bwesc-sib")
     try:
         for mode in ("audit", "learn"):
@@ -209,8 +298,7 @@ def test_audit_and_learn_modes_let_the_move_through():
             check_eq(where(r), "/bwesc-sib", what + ": where it went")
             check_eq([(e["type"], e["mode"], e["op"], e["path"], e["rule"])
                       for e in r.events if e["type"] != "agent"],
-                     [("audit", mode, "cgroup_migrate", "/bwesc-sib", "builtin:cgroup-subtree"),
-                      ("audit", mode, "cgroup_migrate", "/", "builtin:cgroup-subtree")],
+                     [("audit", mode, "cgroup_migrate", "/bwesc-sib", "builtin:cgroup-subtree")],
                      what + ": its events")
     finally:
         remove_cgroups("bwesc-sib")
@@ -218,16 +306,60 @@ def test_audit_and_learn_modes_let_the_move_through():
 
 def test_moves_inside_the_governed_subtree():
     """What a runtime inside the sandbox does: make cgroups below its own and move itself
-    and children between them, by cgroup.procs and by clone3. All of it stays allowed."""
-    script = ('d=$(sed -n "s/^0:://p" /proc/self/cgroup); R="$0$d"; mkdir "$R/a" "$R/b" && '
+    and children between them, by cgroup.procs and by clone3. With `allow cgroup` all of
+    it is allowed; without it the first move is refused, and learn mode writes the rule."""
+    script = (run_cgroup_dir() + 'mkdir "$R/a" "$R/b" && '
               'exec "$1" procs "$R/a" procs "$R/b" clone-into "$R/a"')
-    r = sandbox(profile(ALLOW_ALL), ["sh", "-c", script, cgroup_root(), CGOP])
+    cmd = ["sh", "-c", script, cgroup_root(), CGOP]
+    r = sandbox(profile(MOVES), cmd)
     got = [l for l in r.stdout.splitlines() if l.startswith(("OK", "ERR"))]
     check_eq(len(got), 3, "three moves (stdout %r, stderr %s)" % (r.stdout, r.stderr.strip()))
     check(all(l.startswith("OK") for l in got) and not denials(r.events),
           "moves inside the subtree: %r, deny events %r" % (got, denials(r.events)))
     check(re.fullmatch(r"/bpfwarden/run-\d+/b", where(r)), "ended in b: " + where(r))
     check(re.search(r"OK child in /bpfwarden/run-\d+/a$", got[2]), "clone3 into a: " + got[2])
+
+    r = sandbox(profile(ALLOW_ALL), cmd)
+    got = [l for l in r.stdout.splitlines() if l.startswith(("OK", "ERR"))]
+    check_eq(got, ["ERR EACCES"], "without `allow cgroup`: the first move")
+    d = denials(r.events)
+    check(len(d) == 1 and d[0]["op"] == "cgroup_migrate" and d[0]["rule"] == "default"
+          and re.fullmatch(r"/bpfwarden/run-\d+/a", d[0]["path"]),
+          "without `allow cgroup`: one deny event naming a, by the default: %r" % d)
+
+    out = os.path.join(S, "moves-learned.profile")
+    p = subprocess.run([BW, "run", "--profile", profile(ALLOW_ALL), "--mode", "learn",
+                        "--output", out, "--log", os.path.join(S, "moves-learn.log"), "--"]
+                       + cmd, capture_output=True, text=True, timeout=300)
+    check_eq(p.returncode, 0, "learn run: " + p.stderr.strip())
+    check("\nallow cgroup\n" in read(out), "learned profile: " + read(out))
+
+
+def test_bw_cg_leave_attached_only_while_wanted():
+    """The kernel's check of every move costs every path component of every process a
+    BPF program: it is attached while a profile in force says `allow cgroup`, and only
+    then."""
+    gov = make_cgroup("bwesc-want")
+    agent = None
+    try:
+        check(not os.path.exists(LEAVE_LINK), "bw_cg_leave attached before any profile wants it")
+        for text, want in ((ALLOW_ALL, False), (MOVES, True)):
+            log = os.path.join(S, "want.log")
+            if os.path.exists(log):
+                os.unlink(log)
+            agent = subprocess.Popen([BW, "attach", "--cgroup", gov, "--profile", profile(text),
+                                      "--log", log])
+            wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="attach")
+            check_eq(os.path.exists(LEAVE_LINK), want,
+                     "bw_cg_leave attached while %r is in force" % text)
+            agent.send_signal(signal.SIGTERM)
+            check_eq(agent.wait(timeout=30), 0, "attach exit status")
+            agent = None
+            check(not os.path.exists(LEAVE_LINK), "bw_cg_leave still attached after detach")
+    finally:
+        if agent and agent.poll() is None:
+            agent.kill()
+        remove_cgroups("bwesc-want")
 
 
 def status_made():
@@ -373,9 +505,12 @@ TESTS = [
     test_leave_by_writing_cgroup_procs,
     test_leave_by_clone_into_cgroup,
     test_leave_through_a_descriptor_opened_outside,
+    test_attach_refuses_a_subtree_holding_a_descriptor,
+    test_pull_an_outside_process_in,
     test_leave_by_cgroup_threads,
     test_audit_and_learn_modes_let_the_move_through,
     test_moves_inside_the_governed_subtree,
+    test_bw_cg_leave_attached_only_while_wanted,
     test_made_cgroups_stop_at_the_profile_limit,
     test_made_cgroups_stop_at_the_host_limit,
     test_racing_mkdirs_never_pass_the_limit,

@@ -10,6 +10,7 @@
  *   cgop write-fd N         write our PID to descriptor N (a cgroup.procs opened by someone else)
  *   cgop clone-into DIR     clone3(CLONE_INTO_CGROUP) with an O_RDONLY descriptor of DIR;
  *                           OK names the child's cgroup, as the child saw it
+ *   cgop pull DIR PID       write another process's PID to DIR/cgroup.procs
  *   cgop mkdirs DIR N       mkdir DIR/c0 ... DIR/c<N-1>; OK N, or ERR after "made K"
  *   cgop rmdirs DIR N       rmdir them again (what exists)
  *
@@ -156,6 +157,9 @@ int main(int argc, char **argv)
 				printf("OK\n");
 		} else if (!strcmp(op, "clone-into")) {
 			ret = clone_into(arg);
+		} else if (!strcmp(op, "pull") && i + 2 < argc) {
+			ret = move(arg, "cgroup.procs", atol(argv[i + 2]));
+			i++;
 		} else if ((!strcmp(op, "mkdirs") || !strcmp(op, "rmdirs")) && i + 2 < argc) {
 			ret = mkdirs(arg, atoi(argv[i + 2]), op[0] == 'r');
 			i++;

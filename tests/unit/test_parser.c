@@ -298,13 +298,13 @@ START_TEST(keywords)
 
 	parse_text(&r, "profile p\nallow\n", NULL);
 	expect_error(&r, 2, 6,
-		     "missing category: expected file, exec, net, mount, chroot or userns");
+		     "missing category: expected file, exec, net, mount, chroot, userns or cgroup");
 	parsed_free(&r);
 
 	parse_text(&r, "profile p\ndeny files r /x\n", NULL);
 	expect_error(
 	    &r, 2, 6,
-	    "bad rule category 'files': expected file, exec, net, mount, chroot or userns");
+	    "bad rule category 'files': expected file, exec, net, mount, chroot, userns or cgroup");
 	expect_counts(&r, 1, 0);
 	parsed_free(&r);
 }

@@ -62,7 +62,7 @@ START_TEST(errors)
 	expect_error(&r, 2, 13, "unexpected '/mnt' after a complete statement");
 	expect_error(
 	    &r, 3, 6,
-	    "bad rule category 'chroot': expected file, exec, net, mount, chroot or userns");
+	    "bad rule category 'chroot': expected file, exec, net, mount, chroot, userns or cgroup");
 	expect_error(&r, 4, 7, "bad rule category 'mounts'");
 	expect_counts(&r, 3, 0);
 	parsed_free(&r);
@@ -95,7 +95,7 @@ START_TEST(compiled)
 	compile_text("profile p\ndefault allow\n", &c);
 	for (int i = 0; i < BW_NS_COUNT; i++) {
 		ck_assert_uint_eq(c.policy.ns[i], BW_V_NONE);
-		ck_assert_uint_eq(c.policy.ns_rule[i], 0);
+		ck_assert_uint_eq(bw_ns_rule(&c.policy, i), 0);
 	}
 	bw_compiled_free(&c);
 
@@ -109,6 +109,7 @@ START_TEST(compiled)
 	ck_assert_uint_eq(c.policy.ns_rule[BW_NS_USERNS], 3);
 	ck_assert_uint_eq(c.policy.ns[BW_NS_CHROOT], BW_V_ALLOW);
 	ck_assert_uint_eq(c.policy.ns_rule[BW_NS_CHROOT], 5);
+	ck_assert_uint_eq(c.policy.ns[BW_NS_CGROUP], BW_V_NONE);
 	/* no trie key, no pin: they name no path; `net raw` is decided apart */
 	ck_assert_uint_eq(c.nfiles + c.nexecs + c.nnets + c.nunixes + c.npins, 0);
 	ck_assert_uint_eq(c.policy.net_raw, BW_V_ALLOW);
@@ -142,6 +143,7 @@ START_TEST(operations)
 	    {BW_OP_CHROOT, BW_NS_CHROOT},
 	    {BW_OP_SETNS, BW_NS_CHROOT},
 	    {BW_OP_USERNS, BW_NS_USERNS},
+	    {BW_OP_CGROUP_MIGRATE, BW_NS_CGROUP},
 	    {BW_OP_OPEN, -1},
 	    {BW_OP_EXEC, -1},
 	    {BW_OP_SOCKET, -1},
@@ -155,6 +157,7 @@ START_TEST(operations)
 	ck_assert_str_eq(bw_ns_name(BW_NS_MOUNT), "mount");
 	ck_assert_str_eq(bw_ns_name(BW_NS_CHROOT), "chroot");
 	ck_assert_str_eq(bw_ns_name(BW_NS_USERNS), "userns");
+	ck_assert_str_eq(bw_ns_name(BW_NS_CGROUP), "cgroup");
 	ck_assert_ptr_null(bw_ns_name(BW_NS_COUNT));
 }
 END_TEST
@@ -215,7 +218,7 @@ START_TEST(learned)
 	ck_assert_int_eq(bw_learn_add(s, &bad), -EINVAL);
 	ck_assert_uint_eq(bw_learn_count(s), 3);
 	l = gen_load(s, &o);
-	sec = strstr(l.text, "\n# mounts, chroot, user namespaces\n");
+	sec = strstr(l.text, "\n# mounts, chroot, user namespaces, moves between its own cgroups\n");
 	ck_assert_ptr_nonnull(sec);
 	/* in BW_NS_* order, each after what saw it */
 	ck_assert_ptr_nonnull(strstr(sec, "# seen 2 times, by /usr/bin/mount, /usr/bin/umount\n"

@@ -25,6 +25,7 @@
 
 #include "cgroup.h"
 #include "daemon.h"
+#include "doors.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -128,6 +129,23 @@ static int govern(struct daemon *d, struct d_container *c, struct d_profile *p, 
 			 bw_cgroup_rel(c->cgdir), p->name,
 			 ret == -EEXIST ? "another profile governs it" : strerror(-ret));
 		return ret;
+	}
+	/*
+	 * What the runtime's init still holds at its exec goes into the
+	 * container: a descriptor that moves tasks must not (user/doors.h).
+	 */
+	if (d->lsm && p->c.policy.ns[BW_NS_CGROUP] != BW_V_ALLOW) {
+		char what[PATH_MAX + 96];
+
+		ret = bw_door_in_cgroup(c->cgdir, false, what, sizeof(what));
+		if (ret) {
+			snprintf(why, len, "cgroup %s: %s%s", bw_cgroup_rel(c->cgdir),
+				 ret > 0 ? what : strerror(-ret),
+				 ret > 0 ? ", open for writing, would let the container leave its "
+					   "cgroup"
+					 : "");
+			return ret > 0 ? -EPERM : ret;
+		}
 	}
 	c->prof = p;
 	return 0;

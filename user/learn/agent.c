@@ -34,7 +34,10 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	snprintf(comm, sizeof(comm), "%.*s", BW_COMM_LEN, ev->comm);
 	l.program = exe && *exe ? exe : comm;
 	if (bw_op_ns(ev->op) >= 0) {
-		/* A mount, chroot or user namespace: `allow mount` and the like, no object. */
+		/*
+		 * A mount, chroot, user namespace or move between the sandbox's own
+		 * cgroups: `allow mount` and the like, no object.
+		 */
 		l.cat = BW_CAT_NS;
 		l.what = bw_op_ns(ev->op);
 		bw_learn_add(ctx, &l);

@@ -126,7 +126,7 @@ static void decide(const struct bw_compiled *c, const struct bw_lobj *o, struct 
 		return;
 	}
 	if (o->cat == BW_CAT_NS) {
-		decide_one(v, c->policy.ns[o->op], c->policy.ns_rule[o->op]);
+		decide_one(v, c->policy.ns[o->op], bw_ns_rule(&c->policy, o->op));
 		return;
 	}
 	if (o->op == BW_NET_RAW) {

@@ -34,7 +34,7 @@ struct bw_learned {
 	uint16_t port;	       /* host order */
 	const char *unix_name; /* "/path" or "@abstract" */
 	const char *program;   /* exe path of the process, or its comm if unknown; may be NULL */
-	unsigned what;	       /* BW_CAT_NS: BW_NS_* (mount, chroot or userns) */
+	unsigned what;	       /* BW_CAT_NS: BW_NS_* (mount, chroot, userns or cgroup) */
 };
 
 struct bw_learn_set;

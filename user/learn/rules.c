@@ -423,7 +423,7 @@ int bw_write_view(FILE *f, const struct bw_wctx *w)
 {
 	for (size_t i = 0; i < w->s->n; i++)
 		if (w->s->v[i].cat == BW_CAT_NS && (w->st[i].need & ~w->st[i].allowed)) {
-			fputs("\n# mounts, chroot, user namespaces\n", f);
+			fputs("\n# mounts, chroot, user namespaces, moves between its own cgroups\n", f);
 			return write_section(f, w, BW_CAT_NS, obj_ptr_cmp_view, put_view);
 		}
 	return 0;
