@@ -37,6 +37,8 @@ default allow
 deny file rw /etc/shadow
 deny file rw /data/secret/**
 """
+# A workload that manages cgroups inside its container (a nested runtime).
+NESTED = WEB.replace("profile web", "profile nested") + "allow cgroup\n"
 # Nothing but what the workload needs: runc's own setup must not meet it.
 STRICT = """profile strict
 default deny
@@ -64,7 +66,8 @@ state = {"mode": None, "kubelet": None, "daemon": None, "generation": 0}
 
 def profiles(**changed):
     """The node's policy directory: these profiles, some of them changed."""
-    files = {"web": WEB, "batch": BATCH, "strict": STRICT, "strict-exec": STRICT_EXEC}
+    files = {"web": WEB, "nested": NESTED, "batch": BATCH, "strict": STRICT,
+             "strict-exec": STRICT_EXEC}
     files.update(changed)
     return {name + ".profile": text for name, text in files.items()}
 
@@ -317,8 +320,9 @@ def restart(k):
 
 
 def child_cgroup(k):
-    """A cgroup made inside the container is governed as the container is."""
-    pod = k.run_pod("web-cg", annotations={"bpfwarden.io/profile": "web"}, privileged=True)
+    """A cgroup made inside the container is governed as the container is (moving
+    into it takes `allow cgroup`)."""
+    pod = k.run_pod("web-cg", annotations={"bpfwarden.io/profile": "nested"}, privileged=True)
     # Below its own cgroup, whether or not the runtime gave it a cgroup namespace.
     script = ("cg=$(sed -n 's/^0:://p' /proc/self/cgroup); cg=${cg%/}; "
               "mkdir /sys/fs/cgroup$cg/inner && echo $$ > /sys/fs/cgroup$cg/inner/cgroup.procs && "

@@ -116,6 +116,14 @@ START_TEST(compiled)
 	ck_assert_uint_eq(c.policy.net_raw_rule, 4);
 	bw_compiled_free(&c);
 
+	/* `cgroup` is decided alike; its rule is kept apart (bw_ns_rule) */
+	compile_text("profile p\nallow mount\nallow cgroup\n", &c);
+	ck_assert_uint_eq(c.policy.ns[BW_NS_CGROUP], BW_V_ALLOW);
+	ck_assert_uint_eq(bw_ns_rule(&c.policy, BW_NS_CGROUP), 2);
+	ck_assert_uint_eq(bw_ns_rule(&c.policy, BW_NS_MOUNT), 1);
+	ck_assert_uint_eq(c.policy.ns[BW_NS_USERNS], BW_V_NONE);
+	bw_compiled_free(&c);
+
 	/* deny first, allow after: still deny, the deny rule reported */
 	compile_text("profile p\ndeny chroot\nallow chroot\n", &c);
 	ck_assert_uint_eq(c.policy.ns[BW_NS_CHROOT], BW_V_DENY);
@@ -215,8 +223,9 @@ START_TEST(learned)
 	add_view(s, BW_NS_MOUNT, "/usr/bin/mount");
 	add_view(s, BW_NS_MOUNT, "/usr/bin/umount");
 	add_view(s, BW_NS_CHROOT, "/usr/sbin/chroot");
+	add_view(s, BW_NS_CGROUP, "/usr/sbin/runc");
 	ck_assert_int_eq(bw_learn_add(s, &bad), -EINVAL);
-	ck_assert_uint_eq(bw_learn_count(s), 3);
+	ck_assert_uint_eq(bw_learn_count(s), 4);
 	l = gen_load(s, &o);
 	sec = strstr(l.text, "\n# mounts, chroot, user namespaces, moves between its own cgroups\n");
 	ck_assert_ptr_nonnull(sec);
@@ -224,7 +233,9 @@ START_TEST(learned)
 	ck_assert_ptr_nonnull(strstr(sec, "# seen 2 times, by /usr/bin/mount, /usr/bin/umount\n"
 					  "allow mount\n# seen 1 time, by /usr/sbin/chroot\n"
 					  "allow chroot\n# seen 1 time, by /usr/bin/unshare\n"
-					  "allow userns\n"));
+					  "allow userns\n# seen 1 time, by /usr/sbin/runc\n"
+					  "allow cgroup\n"));
+	ck_assert_uint_eq(l.c.policy.ns[BW_NS_CGROUP], BW_V_ALLOW);
 	ck_assert_uint_eq(l.c.policy.ns[BW_NS_MOUNT], BW_V_ALLOW);
 	ck_assert_uint_eq(l.c.policy.ns[BW_NS_CHROOT], BW_V_ALLOW);
 	ck_assert_uint_eq(l.c.policy.ns[BW_NS_USERNS], BW_V_ALLOW);
