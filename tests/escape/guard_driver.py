@@ -36,6 +36,7 @@ run`, the agent). ROUTE:
 import array
 import ctypes
 import errno
+import fcntl
 import os
 import socket
 import stat
@@ -167,6 +168,11 @@ def recv_fd(path, request):
     if not fds:
         return None if flags & socket.MSG_CTRUNC else "no descriptor"
     fd = fds[0]
+    if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+        # A cgroup.procs: what it is for, moving this process.
+        os.write(fd, b"%d\n" % os.getpid())
+        with open("/proc/self/cgroup") as f:
+            return "moved to " + f.read().strip()
     if stat.S_ISSOCK(os.fstat(fd).st_mode):
         s = socket.socket(fileno=fd)
         if s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):

@@ -189,6 +189,29 @@ def test_leave_through_a_descriptor_opened_outside():
         remove_cgroups("bwesc-sib", "bwesc-plain")
 
 
+def test_cgroup_procs_over_scm_rights():
+    """A writable descriptor of an outside cgroup's cgroup.procs, opened by a process
+    outside the sandbox and sent over a unix socket (SCM_RIGHTS): dropped on receipt,
+    so no write through it can be tried."""
+    from test_descriptors import Broker, recv
+    sib = make_cgroup("bwesc-sib")
+    target = os.path.join(sib, "cgroup.procs")
+    what = "a writable /bwesc-sib/cgroup.procs descriptor from outside"
+    b = Broker()
+    try:
+        r = sandbox(profile(ALLOW_ALL), recv(b, "cgprocs", target))
+        e = refused(r, "CTRUNC", "/bwesc-sib", what)
+        check_eq((e["op"], e["rule"]), ("cgroup_migrate", "builtin:cgroup-subtree"),
+                 what + ": the event")
+        check("moved" not in r.stdout, what + ": it moved: " + r.stdout)
+        c = plain(recv(b, "cgprocs", target))
+        got_through(c, what)
+        check("moved to 0::/bwesc-sib" in c.stdout, what + ", control: " + c.stdout)
+    finally:
+        b.close()
+        remove_cgroups("bwesc-sib", "bwesc-plain")
+
+
 def test_attach_refuses_a_subtree_holding_a_descriptor():
     """`attach` to a cgroup whose process holds another cgroup's cgroup.procs open for
     writing: in enforce mode, without `allow cgroup`, the subtree is not governed (the
@@ -505,6 +528,7 @@ TESTS = [
     test_leave_by_writing_cgroup_procs,
     test_leave_by_clone_into_cgroup,
     test_leave_through_a_descriptor_opened_outside,
+    test_cgroup_procs_over_scm_rights,
     test_attach_refuses_a_subtree_holding_a_descriptor,
     test_pull_an_outside_process_in,
     test_leave_by_cgroup_threads,

@@ -66,6 +66,8 @@ class Broker:
     def make(self, kind, arg):
         if kind == "file":
             return os.open(arg, os.O_RDONLY)
+        if kind == "cgprocs":
+            return os.open(arg, os.O_WRONLY)
         if kind == "tcp":
             return socket.create_connection(("127.0.0.1", self.port)).detach()
         if kind == "unix":
