@@ -343,8 +343,11 @@ int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 			why = BW_LOOP_TICK;
 		if (why)
 			break;
-		/* No inotify (its watches used up): the removal is looked for every 2 s. */
-		if (fds[2].fd < 0 && l->watch && !recheck)
+		/*
+		 * No inotify (its watches used up) or no pidfd: the removal, or
+		 * the child's exit, is looked for every 2 s.
+		 */
+		if (((l->watch && fds[2].fd < 0) || (l->child > 0 && fds[1].fd < 0)) && !recheck)
 			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
 		bw_loop_sleep(fds, 3, bw_lost_deadline(end, recheck), &old);
 	}
