@@ -26,10 +26,10 @@
 #include "daemon.h"
 #include "guard.h"
 #include "probe.h"
+#include "session.h"
 #include "util.h"
 
 #define DEFAULT_STATE_DIR "/run/containerd/io.containerd.runtime.v2.task"
-#define REAP_EVERY_MS	  1000
 
 static volatile sig_atomic_t stop_sig, hup;
 
@@ -69,14 +69,6 @@ static void agent_identity(struct daemon *d)
 		 (int)(dash && dash != pod ? dash - pod + 1 : (long)strlen(pod)), pod);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 /* Read what inotify says; any change in the directory means: read it again. */
 static int drain_inotify(int fd)
 {
@@ -88,23 +80,36 @@ static int drain_inotify(int fd)
 	return changed;
 }
 
+/*
+ * Asleep in ppoll with no timeout until something happens (the loop of
+ * bw_session_loop, user/session.h): a hook request, a metrics scrape, the
+ * policy directory changed, a container's cgroup removed (d->cg_watch), an
+ * event of a profile, a signal. After events, one more look at the lost
+ * counts BW_LOST_RECHECK_MS later.
+ */
 static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 {
-	long last_reap = now_ms();
+	long recheck = 0, reap_at = 0;
+	sigset_t old;
 
+	bw_loop_signals_block(&old);
 	while (!stop_sig) {
-		struct pollfd fds[3 + BW_MAX_POLICIES * 2];
+		struct pollfd fds[4 + BW_MAX_POLICIES * 2];
 		size_t n = 0, i;
+		bool read_events = false;
 
 		fds[n++] = (struct pollfd){.fd = lfd, .events = POLLIN};
 		fds[n++] = (struct pollfd){.fd = ifd, .events = POLLIN};
 		fds[n++] = (struct pollfd){.fd = mfd, .events = POLLIN};
+		fds[n++] = (struct pollfd){.fd = d->cg_watch, .events = POLLIN};
 		for (i = 0; i < d->nprofiles && n < sizeof(fds) / sizeof(fds[0]); i++)
 			if (d->profiles[i]->events_open)
 				fds[n++] = (struct pollfd){
 				    .fd = ring_buffer__epoll_fd(d->profiles[i]->ev.rb),
 				    .events = POLLIN};
-		poll(fds, n, 200);
+		if (d->reap_poll && !reap_at)
+			reap_at = bw_now_ms() + 1000;
+		bw_loop_sleep(fds, n, bw_lost_deadline(reap_at, recheck), &old);
 		if (fds[0].revents & POLLIN)
 			d_server_accept(d, lfd);
 		if ((fds[1].revents & POLLIN) && drain_inotify(ifd))
@@ -114,9 +119,14 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		for (i = 0; i < d->nprofiles; i++) {
 			if (!d->profiles[i]->events_open)
 				continue;
-			bw_events_poll(&d->profiles[i]->ev, 0);
+			if (bw_events_poll(&d->profiles[i]->ev, 0) > 0)
+				read_events = true;
 			bw_events_check_lost(&d->profiles[i]->ev);
 		}
+		if (read_events)
+			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
+		else if (recheck && bw_now_ms() >= recheck)
+			recheck = 0;
 		if (hup) {
 			int fd = open_log(d->log);
 
@@ -129,16 +139,18 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			if (fd >= 0)
 				close(fd);
 		}
-		if (now_ms() - last_reap >= REAP_EVERY_MS) {
+		if (((fds[3].revents & POLLIN) && drain_inotify(d->cg_watch)) ||
+		    (reap_at && bw_now_ms() >= reap_at)) {
 			d_containers_reap(d);
-			last_reap = now_ms();
+			reap_at = 0;
 		}
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static int daemon_main(struct bw_opts *o)
 {
-	struct daemon d = {.maps = BW_MAPS_INIT, .log_fd = -1, .stats_fd = -1};
+	struct daemon d = {.maps = BW_MAPS_INIT, .log_fd = -1, .stats_fd = -1, .cg_watch = -1};
 	struct sigaction stop = {.sa_handler = on_stop}, hupa = {.sa_handler = on_hup};
 	const struct bw_support *sup;
 	const char *why;
@@ -192,6 +204,7 @@ static int daemon_main(struct bw_opts *o)
 		bw_err("cannot watch %s: %s", d.dir, strerror(errno));
 		goto out;
 	}
+	d.cg_watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	d_profiles_load(&d);
 	d_containers_recover(&d);
 	lfd = d_server_open(&d);
@@ -228,6 +241,8 @@ out:
 		close(mfd);
 	if (ifd >= 0)
 		close(ifd);
+	if (d.cg_watch >= 0)
+		close(d.cg_watch);
 	if (d.stats_fd >= 0)
 		close(d.stats_fd);
 	d_containers_free(&d);

@@ -616,6 +616,17 @@ static int replace_fn(const char *path, uint64_t id, void *arg)
 	return 0;
 }
 
+/* Wake the agent of a slot that lost cgroups (BW_NUDGE_SIGNAL). */
+static void nudge_owner(struct bw_maps *m, uint32_t id)
+{
+	struct bw_policy p;
+
+	if (bpf_map_lookup_elem(m->policies, &id, &p) || !p.in_use || !p.owner_pid ||
+	    (pid_t)p.owner_pid == getpid())
+		return;
+	kill(p.owner_pid, BW_NUDGE_SIGNAL);
+}
+
 /* An agent killed without letting go leaves its slot: nothing refers to it once replaced. */
 static void release_if_orphaned(struct bw_maps *m, uint32_t id)
 {
@@ -667,6 +678,8 @@ int bw_govern_replace(struct bw_maps *m, const char *dir, uint32_t slot, enum bw
 	*old = top.policy;
 	if (!ret)
 		release_if_orphaned(m, top.policy);
+	if (a.n)
+		nudge_owner(m, top.policy);
 out:
 	bw_unlock(m);
 	return ret;
@@ -698,6 +711,8 @@ int bw_ungovern(struct bw_maps *m, const char *dir, uint32_t *slot)
 		return ret;
 	ret = bw_cgroup_walk(dir, ungovern_fn, &a);
 	bw_unlock(m);
+	if (a.n)
+		nudge_owner(m, a.slot);
 	if (ret)
 		return ret;
 	if (!a.n)
@@ -737,6 +752,8 @@ int bw_govern_repoint(struct bw_maps *m, const char *dir, uint32_t from, uint32_
 		return ret;
 	ret = bw_cgroup_walk(dir, repoint_fn, &a);
 	bw_unlock(m);
+	if (a.n)
+		nudge_owner(m, from);
 	*n = a.n;
 	return ret;
 }

@@ -8,6 +8,7 @@
 #ifndef BW_GOVERN_H
 #define BW_GOVERN_H
 
+#include <signal.h>
 #include <stdint.h>
 #include "compile.h"
 #include "loader.h"
@@ -87,6 +88,14 @@ int bw_govern_all(struct bw_maps *m, const char *root, uint32_t slot, enum bw_mo
  * slot. *n: how many; -ENOENT when none was governed.
  */
 int bw_govern_set_mode(struct bw_maps *m, const char *dir, enum bw_mode mode, int *n);
+/*
+ * Sent by bw_ungovern, bw_govern_replace and bw_govern_repoint to the agent
+ * owning the slot they took cgroups from (bw_policy.owner_pid), unless it is
+ * the caller: its loop wakes up and sees (bw_session_loop). Ignored by
+ * default: a stale owner_pid's new process is not harmed.
+ */
+#define BW_NUDGE_SIGNAL SIGURG
+
 /*
  * Replace the profile of a governed subtree: every entry of dir's subtree
  * that points at the slot governing dir now (returned in *old) is pointed

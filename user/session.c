@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -229,13 +230,19 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* BW_NUDGE_SIGNAL: another command changed what governs our cgroup; the wake-up is all. */
+static void on_nudge(int sig)
+{
+}
+
 void bw_session_signals(bool for_child)
 {
-	/* No SA_RESTART: poll(2) returns at once (it is never restarted anyway). */
-	struct sigaction sa = {.sa_handler = on_signal};
+	/* No SA_RESTART: ppoll(2) returns EINTR (it is never restarted anyway). */
+	struct sigaction sa = {.sa_handler = on_signal}, nudge = {.sa_handler = on_nudge};
 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(BW_NUDGE_SIGNAL, &nudge, NULL);
 	if (for_child)
 		signal(SIGINT, SIG_IGN);
 	else
@@ -251,26 +258,106 @@ static bool still_ours(struct bw_session *s)
 	       v.policy == s->slot.id;
 }
 
-static long now_sec(void)
+/*
+ * The removal of the session's cgroup, seen by inotify: rmdir (or a rename)
+ * is told to the parent directory. The cgroup's own watch says nothing on
+ * cgroup2 (no IN_DELETE_SELF: the watch keeps the inode), so the parent is
+ * watched; a sibling's removal wakes the loop too, which looks and sleeps.
+ */
+static int watch_removal(const char *cgdir)
+{
+	char parent[PATH_MAX], *slash;
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	snprintf(parent, sizeof(parent), "%s", cgdir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	if (inotify_add_watch(fd, parent, IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_ONLYDIR) <
+	    0) {
+		bw_dbg("cannot watch %s: %s", parent, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void drain_fd(int fd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+long bw_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+void bw_loop_signals_block(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, BW_NUDGE_SIGNAL);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+int bw_loop_sleep(struct pollfd *fds, nfds_t n, long deadline_ms, const sigset_t *old)
+{
+	struct timespec ts, *tp = NULL;
+
+	if (deadline_ms) {
+		long left = deadline_ms - bw_now_ms();
+
+		if (left < 0)
+			left = 0;
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000L;
+		tp = &ts;
+	}
+	return ppoll(fds, n, tp, old);
+}
+
+long bw_lost_deadline(long deadline_ms, long recheck_ms)
+{
+	if (!recheck_ms)
+		return deadline_ms;
+	return !deadline_ms || recheck_ms < deadline_ms ? recheck_ms : deadline_ms;
 }
 
 int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 {
-	struct pollfd fds[2] = {
+	struct pollfd fds[3] = {
 	    {.fd = ring_buffer__epoll_fd(s->ev.rb), .events = POLLIN},
 	    {.fd = l->child > 0 ? l->child_fd : -1, .events = POLLIN},
+	    {.fd = l->watch ? watch_removal(s->cgdir) : -1, .events = POLLIN},
 	};
-	long end = l->duration ? now_sec() + l->duration : 0;
+	long end = l->duration ? bw_now_ms() + l->duration * 1000L : 0, recheck = 0;
+	sigset_t old;
 	int why = 0;
 
-	while (!why) {
-		poll(fds, 2, BW_LOOP_TICK_MS);
-		bw_events_poll(&s->ev, 0);
+	/*
+	 * The signals are blocked but while asleep in ppoll: one that comes
+	 * while the loop looks is pending, and ends the next sleep at once.
+	 */
+	bw_loop_signals_block(&old);
+	for (;;) {
+		if (fds[2].fd >= 0)
+			drain_fd(fds[2].fd);
+		if (bw_events_poll(&s->ev, 0) > 0)
+			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
+		else if (recheck && bw_now_ms() >= recheck)
+			recheck = 0;
 		bw_events_check_lost(&s->ev);
 		if (stop_signal && l->child > 0) {
 			kill(l->child, stop_signal);
@@ -285,7 +372,7 @@ int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 			if (r == l->child || (r < 0 && errno != EINTR))
 				why = BW_LOOP_CHILD;
 		}
-		if (end && now_sec() >= end)
+		if (end && bw_now_ms() >= end)
 			why = BW_LOOP_TIME;
 		if (l->watch && !still_ours(s)) {
 			/* Whoever let it go has removed our entries. */
@@ -294,7 +381,19 @@ int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 		}
 		if (l->tick && l->tick(s, l->arg))
 			why = BW_LOOP_TICK;
+		if (why)
+			break;
+		/*
+		 * No inotify (its watches used up) or no pidfd: the removal, or
+		 * the child's exit, is looked for every 2 s.
+		 */
+		if (((l->watch && fds[2].fd < 0) || (l->child > 0 && fds[1].fd < 0)) && !recheck)
+			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
+		bw_loop_sleep(fds, 3, bw_lost_deadline(end, recheck), &old);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (fds[2].fd >= 0)
+		close(fds[2].fd);
 	bw_session_drain(s);
 	return why;
 }

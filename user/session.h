@@ -10,6 +10,8 @@
 #define BW_SESSION_H
 
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -56,18 +58,28 @@ void bw_session_drain(struct bw_session *s);
 void bw_session_end(struct bw_session *s);
 
 /*
- * The one event loop of the commands. It sleeps in poll(2) until an event,
- * the child's exit or a signal arrives, or BW_LOOP_TICK_MS pass; then it
- * reads the events, reports lost ones and looks at what may end it.
+ * The one event loop of the commands. It sleeps in ppoll(2), with no
+ * timeout, until something happens: an event in the ring buffer, the
+ * child's exit (its pidfd), a signal, the removal of the session's cgroup
+ * (inotify on its parent directory), BW_NUDGE_SIGNAL from a command that
+ * let it go or replaced its profile, or the end of --duration. Then it
+ * reads the events, reports lost ones and looks at what may end it. An
+ * idle agent does not wake up at all (docs/operations.md, "The agent's
+ * loop").
  */
-#define BW_LOOP_TICK_MS 200
+/*
+ * After a wake-up that read events, one more look this much later, events
+ * or not: what was throttled in the same second (bw_event_allowed) comes
+ * with no record to wake the loop, and is reported then.
+ */
+#define BW_LOST_RECHECK_MS 2000
 
 struct bw_loop {
 	long duration; /* seconds; 0: until something else ends it */
 	pid_t child;   /* > 0: until it exits; SIGTERM and SIGHUP go to it */
 	int child_fd;  /* its pidfd, to wake up when it exits (-1: none) */
 	bool watch;    /* until the session's cgroup is no longer governed by its slot */
-	/* Called at every turn (progress lines); non-zero ends the loop. */
+	/* Called at every wake-up (progress lines); non-zero ends the loop. */
 	int (*tick)(struct bw_session *s, void *arg);
 	void *arg;
 	int child_status; /* out: as waitpid gives it */
@@ -83,5 +95,15 @@ enum bw_loop_end { BW_LOOP_SIGNAL = 1, BW_LOOP_TIME, BW_LOOP_CHILD, BW_LOOP_GONE
 void bw_session_signals(bool for_child);
 /* Run the loop until one of l's conditions holds, drain, and say which (enum bw_loop_end). */
 int bw_session_loop(struct bw_session *s, struct bw_loop *l);
+
+/* The parts of the loop the daemon's shares. CLOCK_MONOTONIC in milliseconds. */
+long bw_now_ms(void);
+/* Block the signals the loop takes (SIGTERM, SIGINT, SIGHUP, BW_NUDGE_SIGNAL); *old: the mask
+ * before. */
+void bw_loop_signals_block(sigset_t *old);
+/* ppoll with the mask old until deadline_ms (bw_now_ms; 0: none). */
+int bw_loop_sleep(struct pollfd *fds, nfds_t n, long deadline_ms, const sigset_t *old);
+/* The earlier of a deadline and the lost-events recheck (either 0: none). */
+long bw_lost_deadline(long deadline_ms, long recheck_ms);
 
 #endif

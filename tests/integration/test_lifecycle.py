@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bwtest import (BW, BUILD, RUNTIME_RULES, SCRATCH, check, check_eq, cgroup_root, events,
@@ -319,10 +320,198 @@ def test_enforcement_survives_sigkill_and_is_taken_over():
         remove_cgroup(cg)
 
 
+def switches(pid):
+    """Voluntary context switches of every thread of pid so far: how often it slept."""
+    n = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        for line in read("/proc/%d/task/%s/status" % (pid, tid)).splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                n += int(line.split()[1])
+    return n
+
+
+IDLE_SECONDS = 3
+IDLE_MAX = 5  # the 200 ms tick it had made 15 in 3 s
+
+
+def check_idle(pid, what):
+    """pid sleeps through IDLE_SECONDS without waking up but a handful of times."""
+    time.sleep(1)  # what it does right after starting
+    before = switches(pid)
+    time.sleep(IDLE_SECONDS)
+    n = switches(pid) - before
+    print("  %s: %d voluntary context switches in %d s" % (what, n, IDLE_SECONDS))
+    check(n <= IDLE_MAX, "%s woke up %d times in %d s idle (at most %d)"
+          % (what, n, IDLE_SECONDS, IDLE_MAX))
+
+
+def exits_within(agent, seconds, what):
+    """agent exits 0 within seconds (emulated guests are slow: a bound, not a speed)."""
+    t = time.monotonic()
+    try:
+        rc = agent.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        check(False, "%s: the agent still runs after %d s" % (what, seconds))
+    check_eq(rc, 0, "%s: the agent's exit status" % what)
+    return time.monotonic() - t
+
+
+def idle_cgroup(name):
+    """A cgroup with one process asleep in it (nothing for the agent to see)."""
+    cg = make_cgroup(name)
+    sleeper = subprocess.Popen(["sh", "-c", 'echo $$ > %s/cgroup.procs && exec sleep 600' % cg])
+    wait_for(lambda: str(sleeper.pid) in read(cg + "/cgroup.procs"), what="the sleeper")
+    return cg, sleeper
+
+
+def test_idle_agent_sleeps_and_still_wakes():
+    """An attached agent with nothing to report does not wake up (no tick):
+    a handful of voluntary context switches in 3 s. It still wakes for what
+    happens: a denial's event is logged, a throttled one's `lost` record
+    follows without any further event (the recheck after events), and
+    SIGTERM ends it, letting the cgroup go."""
+    need_lsm()
+    write(S + "/secret", "s\n")
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+    cg, sleeper = idle_cgroup("bwtest-idle")
+    log = S + "/idle.log"
+    agent = subprocess.Popen([BW, "attach", "--cgroup", cg, "--profile", p, "--log", log,
+                              "--event-rate", "2"], stderr=subprocess.PIPE, text=True)
+    fsop = os.path.join(BUILD, "tests", "fsop")
+
+    def in_cgroup(n):
+        """n reads of the secret by one process in the cgroup, at once."""
+        cmd = "echo $$ > %s/cgroup.procs && exec %s -" % (cg, fsop)
+        return subprocess.run(["sh", "-c", cmd], input="read %s/secret\n" % S * n,
+                              capture_output=True, text=True).stdout.split()
+    try:
+        wait_for(lambda: os.path.exists(log) and "governing" in read(log), timeout=180,
+                 what="attach")
+        check_idle(agent.pid, "idle attach")
+        # 20 denials at once at 2 events a second: most are throttled.
+        check_eq(set(in_cgroup(20)), {"ERR", "EACCES"}, "denied in the governed cgroup")
+        wait_for(lambda: any(e["type"] == "deny" for e in events(log)), timeout=10,
+                 what="the deny event of an idle agent")
+        wait_for(lambda: sum(e.get("count", 0) for e in events(log) if e["type"] == "lost"
+                             and e.get("reason") == "throttled") >= 1, timeout=10,
+                 what="the throttled events' lost record")
+        check_idle(agent.pid, "attach idle again after events")
+        agent.send_signal(signal.SIGTERM)
+        exits_within(agent, 10, "SIGTERM")
+        check_eq(in_cgroup(1), ["OK"], "the cgroup let go on SIGTERM")
+    finally:
+        stop(agent)
+        sleeper.kill()
+        sleeper.wait()
+        remove_cgroup(cg)
+
+
+def test_idle_agent_ends_on_detach_and_rmdir():
+    """An idle agent whose cgroup is detached (`bpfwarden detach`, which
+    nudges it) or removed (inotify on the parent) ends at once, saying so.
+    A sibling cgroup's removal does not end it."""
+    need_lsm()
+    os.makedirs(S, exist_ok=True)
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+    cg, sleeper = idle_cgroup("bwtest-idle-detach")
+    agents = []
+    try:
+        agents.append(attach(cg, p, S + "/detach.log"))
+        check_idle(agents[-1].pid, "idle attach")
+        r = subprocess.run([BW, "detach", "--cgroup", cg], capture_output=True, text=True)
+        check_eq(r.returncode, 0, "detach exit status (%s)" % r.stderr)
+        took = exits_within(agents[-1], 10, "detach")
+        check("detached by another command" in read(S + "/detach.log"), "the agent says why")
+        print("  attach ended %.2f s after detach" % took)
+
+        sleeper.kill()
+        sleeper.wait()
+        empty = make_cgroup("bwtest-idle-rmdir")
+        sibling = make_cgroup("bwtest-idle-sibling")
+        agents.append(attach(empty, p, S + "/rmdir.log"))
+        os.rmdir(sibling)
+        time.sleep(1)
+        check(agents[-1].poll() is None, "a sibling's removal does not end the agent")
+        check_idle(agents[-1].pid, "idle attach on an empty cgroup")
+        os.rmdir(empty)
+        took = exits_within(agents[-1], 10, "rmdir")
+        check("cgroup removed" in read(S + "/rmdir.log"), "the agent says why")
+        print("  attach ended %.2f s after rmdir" % took)
+    finally:
+        for ag in agents:
+            stop(ag)
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+        for name in ("bwtest-idle-detach", "bwtest-idle-rmdir", "bwtest-idle-sibling"):
+            remove_cgroup(os.path.join(cgroup_root(), name))
+
+
+def test_idle_learn_ends_at_its_duration():
+    """`learn --duration 3` on an idle cgroup sleeps until its deadline, not
+    a tick: it ends after 3 s, and not much later."""
+    need_lsm()
+    os.makedirs(S, exist_ok=True)
+    cg, sleeper = idle_cgroup("bwtest-idle-learn")
+    log = S + "/learn.log"
+    try:
+        t = time.monotonic()
+        learn = subprocess.Popen([BW, "learn", "--cgroup", cg, "--duration", "3", "--output",
+                                  S + "/learned.profile", "--log", log],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+        def governing():
+            if learn.poll() is not None:
+                check(False, "learn exited %r: %s" % (learn.returncode, learn.stderr.read()))
+            return os.path.exists(log) and "governing" in read(log)
+        wait_for(governing, timeout=180, what="learn")
+        started = time.monotonic()
+        exits_within(learn, 30, "--duration 3")
+        took = time.monotonic() - started
+        print("  learn ended %.2f s after governing (%.2f s after start)"
+              % (took, time.monotonic() - t))
+        check(time.monotonic() - t >= 3, "learn ended before its duration")
+        check(took < 8, "learn ended %.2f s after it started governing (3 s asked)" % took)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        remove_cgroup(cg)
+
+
+def test_idle_daemon_sleeps_and_still_wakes():
+    """The node agent with nothing to do does not wake up either; it still
+    loads a profile put in its policy directory (inotify) and stops on
+    SIGTERM."""
+    need_lsm()
+    pol = S + "/policy"
+    os.makedirs(pol)
+    write(pol + "/a.profile", "profile idle-a\ndefault allow\n")
+    log = S + "/daemon.log"
+    d = subprocess.Popen([BW, "daemon", "--policy-dir", pol, "--log", log, "--socket",
+                          S + "/hook.sock", "--runtime-state", S + "/nostate"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: os.path.exists(log) and "daemon started" in read(log), timeout=180,
+                 what="the daemon")
+        check_idle(d.pid, "idle daemon")
+        write(pol + "/b.profile", "profile idle-b\ndefault allow\n")
+        wait_for(lambda: "profile idle-b loaded" in read(log), timeout=10,
+                 what="the new profile loaded")
+        check_idle(d.pid, "daemon idle again")
+        d.send_signal(signal.SIGTERM)
+        exits_within(d, 10, "SIGTERM to the daemon")
+    finally:
+        stop(d)
+
+
 TESTS = [
     test_profile_swap_is_atomic,
     test_upgrade_replaces_programs_without_a_gap,
     test_enforcement_survives_sigkill_and_is_taken_over,
+    test_idle_agent_sleeps_and_still_wakes,
+    test_idle_agent_ends_on_detach_and_rmdir,
+    test_idle_learn_ends_at_its_duration,
+    test_idle_daemon_sleeps_and_still_wakes,
 ]
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -63,6 +64,7 @@ static struct d_container *container_new(const struct bw_k8s_id *k, long long pi
 	c->k8s = (struct bw_k8s_id){c->strs[0], c->strs[1], c->strs[2],
 				    c->strs[3], c->strs[4], c->strs[5]};
 	c->pid = pid;
+	c->wd = -1;
 	/* A not yet pivoted init sees the container's / at root below its own. */
 	snprintf(c->view_base, sizeof(c->view_base), "/proc/%lld/root%s", pid,
 		 root && strcmp(root, "/") ? root : "");
@@ -78,6 +80,40 @@ static struct d_container *container_new(const struct bw_k8s_id *k, long long pi
 	return c;
 }
 
+/* The removal of its cgroup is told to the parent directory (the cgroup's own watch hears nothing).
+ */
+static void watch_parent(struct daemon *d, struct d_container *c)
+{
+	char parent[PATH_MAX], *slash;
+
+	snprintf(parent, sizeof(parent), "%s", c->cgdir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	c->wd = d->cg_watch < 0 ? -1
+				: inotify_add_watch(d->cg_watch, parent,
+						    IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR);
+	if (c->wd < 0 && !d->reap_poll) {
+		d_agent(d, NULL,
+			"cannot watch %s (%s): gone containers are looked for every second", parent,
+			d->cg_watch < 0 ? "no inotify" : strerror(errno));
+		d->reap_poll = true;
+	}
+}
+
+/* Its parent's watch goes with the last container below it. */
+static void unwatch_parent(struct daemon *d, struct d_container *c)
+{
+	size_t i;
+
+	if (c->wd < 0)
+		return;
+	for (i = 0; i < d->ncontainers; i++)
+		if (d->containers[i] != c && d->containers[i]->wd == c->wd)
+			return;
+	inotify_rm_watch(d->cg_watch, c->wd);
+}
+
 static int add(struct daemon *d, struct d_container *c)
 {
 	struct d_container **v = realloc(d->containers, (d->ncontainers + 1) * sizeof(*v));
@@ -86,6 +122,7 @@ static int add(struct daemon *d, struct d_container *c)
 		return -ENOMEM;
 	d->containers = v;
 	v[d->ncontainers++] = c;
+	watch_parent(d, c);
 	return 0;
 }
 
@@ -323,6 +360,7 @@ void d_containers_reap(struct daemon *d)
 			continue;
 		}
 		drop_pins(d, c);
+		unwatch_parent(d, c);
 		for (k = 0; k < CHILD_CACHE; k++)
 			if (child_cache[k].c == c)
 				child_cache[k].c = NULL, child_cache[k].id = 0;

@@ -61,6 +61,7 @@ struct d_container {
 	const char *via; /* "hook", "nri" or "restart" */
 	/* Its pins (their policy field: the slot they were made for), dropped when it goes. */
 	struct bw_pin_set pins;
+	int wd; /* the inotify watch of its parent directory (daemon.cg_watch), -1 */
 };
 
 #define D_LATENCY_BUCKETS 8
@@ -93,6 +94,13 @@ struct daemon {
 	struct d_container **containers;
 	size_t ncontainers;
 	struct bw_events agent_ev; /* the daemon's own records */
+	/*
+	 * inotify on the parent directories of the containers' cgroups: their
+	 * removal wakes the loop, which reaps (d_containers_reap). -1, or a
+	 * watch that failed: reap_poll, the loop looks every second instead.
+	 */
+	int cg_watch;
+	bool reap_poll;
 	struct d_metrics metrics;
 };
 
