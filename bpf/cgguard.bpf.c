@@ -53,25 +53,15 @@ char LICENSE[] SEC("license") = "GPL";
 /* A write on cgroup2 by a governed process: allowed unless it moves a task out. */
 static __noinline int bw_cg_write(struct inode *inode)
 {
-	struct kernfs_node *kn, *dir;
-	struct bw_cgroup *cg, *dst;
+	struct kernfs_node *dir = bw_kn_moves_into(inode);
 	union bw_cgroup_copy cg_copy;
-	__u64 cgid, id;
+	struct bw_cgroup *cg;
+	__u64 cgid;
 
-	if (!inode || BPF_CORE_READ(inode, i_sb, s_magic) != CGROUP2_SUPER_MAGIC)
+	if (!dir)
 		return 0;
 	cg = bw_governing(&cgid, &cg_copy);
-	if (!cg)
-		return 0;
-	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
-		return 0;
-	kn = BPF_CORE_READ(inode, i_private);
-	if (!bw_kn_moves_tasks(kn))
-		return 0;
-	dir = bw_kn_parent(kn);
-	id = BPF_CORE_READ(dir, id);
-	dst = bpf_map_lookup_elem(&bw_cgroups, &id);
-	if (dst && dst->policy == cg->policy)
+	if (!cg || bw_cg_own(cg, dir))
 		return 0;
 	return bw_cg_refuse(cgid, cg, BW_RULE_LEAVE_CGROUP, BW_OP_CGROUP_MIGRATE, dir, NULL,
 			    -EACCES);

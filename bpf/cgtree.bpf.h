@@ -146,6 +146,31 @@ static __always_inline int bw_cg_refuse(__u64 cgid, const struct bw_cgroup *cg, 
 }
 
 /*
+ * The cgroup a write to inode moves tasks into: its directory when inode is
+ * a cgroup2 cgroup.procs or cgroup.threads, else NULL.
+ */
+static __always_inline struct kernfs_node *bw_kn_moves_into(struct inode *inode)
+{
+	struct kernfs_node *kn;
+
+	if (!inode || BPF_CORE_READ(inode, i_sb, s_magic) != CGROUP2_SUPER_MAGIC)
+		return NULL;
+	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
+		return NULL;
+	kn = BPF_CORE_READ(inode, i_private);
+	return bw_kn_moves_tasks(kn) ? bw_kn_parent(kn) : NULL;
+}
+
+/* Is cgroup dir governed by cg's own policy slot? */
+static __always_inline bool bw_cg_own(const struct bw_cgroup *cg, struct kernfs_node *dir)
+{
+	__u64 id = BPF_CORE_READ(dir, id);
+	struct bw_cgroup *dst = bpf_map_lookup_elem(&bw_cgroups, &id);
+
+	return dst && dst->policy == cg->policy;
+}
+
+/*
  * A file a governed process opens or receives: a cgroup.procs or
  * cgroup.threads open for writing moves tasks, which only `allow cgroup`
  * lets a sandbox do, and then only into cgroups of its own slot. What the
@@ -155,25 +180,15 @@ static __always_inline int bw_cg_refuse(__u64 cgid, const struct bw_cgroup *cg, 
  */
 static __always_inline int bw_cg_door(__u64 cgid, const struct bw_cgroup *cg, struct file *file)
 {
-	struct inode *inode = BPF_CORE_READ(file, f_inode);
-	struct kernfs_node *kn, *dir;
-	struct bw_cgroup *dst;
+	struct kernfs_node *dir;
 	struct bw_policy *pol;
-	__u64 id;
 
 	if (!(BPF_CORE_READ(file, f_mode) & FMODE_WRITE))
 		return 0;
-	if (BPF_CORE_READ(inode, i_sb, s_magic) != CGROUP2_SUPER_MAGIC)
+	dir = bw_kn_moves_into(BPF_CORE_READ(file, f_inode));
+	if (!dir)
 		return 0;
-	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
-		return 0;
-	kn = BPF_CORE_READ(inode, i_private);
-	if (!bw_kn_moves_tasks(kn))
-		return 0;
-	dir = bw_kn_parent(kn);
-	id = BPF_CORE_READ(dir, id);
-	dst = bpf_map_lookup_elem(&bw_cgroups, &id);
-	if (!dst || dst->policy != cg->policy)
+	if (!bw_cg_own(cg, dir))
 		return bw_cg_refuse(cgid, cg, BW_RULE_LEAVE_CGROUP, BW_OP_CGROUP_MIGRATE, dir, NULL,
 				    -EACCES);
 	pol = bw_policy_of(cg);
