@@ -119,10 +119,13 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
  * values for running a file and the `w` slot for mapping it executable
  * (BW_SLOT_*).
  * Returns 0 or -EACCES; an event is sent for every refusal or audit.
+ * *allowed (when not NULL) says whether the policy itself allowed the access
+ * by the object's path in the task's view, not a mode letting it pass: only
+ * such a verdict may be kept (bpf/dcache.bpf.h).
  */
 static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
 				     void *rules, __u8 cat, struct dentry *dentry, bool has_mnt,
-				     __u32 len, __u32 flags, __u8 op, __u8 access)
+				     __u32 len, __u32 flags, __u8 op, __u8 access, bool *allowed)
 {
 	__u8 default_verdict;
 	struct bw_pin_walk pw = {};
@@ -209,8 +212,11 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 			flags |= BW_EVF_INODE_PIN;
 		}
 	}
-	if (d.verdict != BW_V_DENY)
+	if (d.verdict != BW_V_DENY) {
+		if (allowed)
+			*allowed = !flags;
 		return 0;
+	}
 deny:
 	/*
 	 * Learn identity: read with probes, not loads: a name being created
@@ -252,7 +258,8 @@ deny:
  * (bw_path_of_file). The caller has found the process governed (cgid, cg).
  */
 static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, struct file *file,
-					  void *rules, __u8 cat, __u8 op, __u8 access)
+					  void *rules, __u8 cat, __u8 op, __u8 access,
+					  bool *allowed)
 {
 	__u32 zero = 0, flags = 0, len;
 	struct bw_scratch *s;
@@ -266,7 +273,7 @@ static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, stru
 	has_mnt = !(flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED));
 	/* With a path, the file's own dentry: its climb reads with plain loads. */
 	return bw_decide(s, cgid, cg, rules, cat, has_mnt ? file->f_path.dentry : obj, has_mnt, len,
-			 flags, op, access);
+			 flags, op, access, allowed);
 }
 
 /*
@@ -289,7 +296,8 @@ static __always_inline int bw_decide_walked(__u64 cgid, struct bw_cgroup *cg, vo
 	if (mnt && bw_mnt_foreign(mnt))
 		mnt = NULL;
 	len = bw_path_build(s, mnt, dentry, &flags);
-	return bw_decide(s, cgid, cg, rules, cat, dentry, mnt != NULL, len, flags, op, access);
+	return bw_decide(s, cgid, cg, rules, cat, dentry, mnt != NULL, len, flags, op, access,
+			 NULL);
 }
 
 /* A file rule's object named by a path hook. */

@@ -18,8 +18,8 @@
  * (docs/enforcement.md, "Mapped code").
  *
  * Processes outside every governed cgroup cost one hash lookup (an exec
- * two: the second for a cgroup waiting for its first exec), and a mapping that is not executable or has no file costs none; for governed
- * processes every internal failure fails closed (-EACCES).
+ * two: the second for a cgroup waiting for its first exec), and a mapping that is not executable or
+ * has no file costs none; for governed processes every internal failure fails closed (-EACCES).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -116,7 +116,7 @@ int BPF_PROG(bw_bprm_check, struct linux_binprm *bprm, int ret)
 			return ret;
 	}
 	return bw_decide_file(cgid, cg, bprm->file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
-			      BW_ACC_X);
+			      BW_ACC_X, NULL);
 }
 
 /*
@@ -165,8 +165,8 @@ int BPF_PROG(bw_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg || bw_exec_maps_program(file))
 		return 0;
-	return bw_decide_file(cgid, cg, file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_MMAP,
-			      BW_ACC_M);
+	return bw_decide_file(cgid, cg, file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_MMAP, BW_ACC_M,
+			      NULL);
 }
 
 /*

@@ -21,6 +21,7 @@
 #include "decide.bpf.h"
 #include "kernel.bpf.h"
 #include "cgtree.bpf.h"
+#include "dcache.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -43,6 +44,8 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	struct bw_cgroup *cg;
 	union bw_cgroup_copy cg_copy;
+	bool allowed = false, keep;
+	struct bw_dc_snap snap;
 	unsigned int fmode;
 	__u8 access = 0;
 	__u64 cgid;
@@ -59,9 +62,15 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 		access |= BW_ACC_W;
 	if (!access)
 		return 0;
-	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access);
+	if (bw_dc_hit(file, cg->policy, access))
+		return 0;
+	keep = bw_dc_begin(file, &snap);
+	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access,
+			     &allowed);
 	if (!ret && (access & BW_ACC_W))
 		ret = bw_cg_door(cgid, cg, file);
+	if (!ret && allowed && keep)
+		bw_dc_fill(file, cg->policy, access, &snap);
 	if (ret || !(file->f_flags & __FMODE_EXEC) || !bw_layer_file(file))
 		return ret;
 	/*
@@ -69,8 +78,8 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	 * path and dentries are not the layer's. The layer's file is opened
 	 * here for the exec, so its exec rules and pins decide here.
 	 */
-	return bw_decide_file(cgid, cg, file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC,
-			      BW_ACC_X);
+	return bw_decide_file(cgid, cg, file, &bw_exec_rules, BW_CAT_PIN_EXEC, BW_OP_EXEC, BW_ACC_X,
+			      NULL);
 }
 
 SEC("lsm/path_truncate")

@@ -14,6 +14,9 @@
  *    itself (inode_link): the climb from the new name never passes the
  *    directory.
  *
+ * Both also end what the decision cache keeps for the inode
+ * (bpf/dcache.bpf.h): a new dentry of it, or a new pin.
+ *
  * Nothing here refuses anything, and nothing runs on open. Outside the
  * directories of positions the cost is one bitmap test per dentry
  * instantiation (a creation or a dcache miss). Built with -mcpu=v3: bitmap
@@ -28,6 +31,7 @@
 #include "maps.bpf.h"
 #include "pins.bpf.h"
 #include "kernel.bpf.h"
+#include "dcache.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -66,6 +70,8 @@ static __always_inline void bw_pin_put(struct bw_inode_key *k, const struct bw_i
 
 	bw_bit_set(&bw_pinbits, k->ino);
 	err = bpf_map_update_elem(&bw_inodes, k, pin, flags);
+	/* After the write: a verdict kept while it was on the way is not used again. */
+	bw_dc_invalidate();
 	if (err && err != -EEXIST) {
 		c = bpf_map_lookup_elem(&bw_counters, &slot);
 		if (c)
@@ -182,6 +188,8 @@ int BPF_PROG(bw_d_inst, struct dentry *dentry, struct inode *inode)
 
 	if (!inode)
 		return 0;
+	/* A verdict kept for the inode's old dentry must not be taken for this one. */
+	bw_dc_forget(inode);
 	dir = BPF_CORE_READ(dentry, d_parent, d_inode);
 	if (dir)
 		bw_adopt_at(dir, dentry, inode);

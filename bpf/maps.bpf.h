@@ -204,6 +204,20 @@ struct {
 /* Directories that may be in bw_pos_dirs, by inode number, like bw_pinbits. */
 BW_BITMAP(bw_posbits);
 
+/*
+ * The decision cache's generation (bpf/dcache.bpf.h): agents add one after
+ * every change they make to policy state (bw_unlock), the kernel after it
+ * writes a pin. Mapped by agents, so both sides add atomically.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_dc_gen SEC(".maps");
+
 /* A governing entry read in one 8-byte load (bw_governing). */
 union bw_cgroup_copy {
 	__u64 raw;

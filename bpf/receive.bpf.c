@@ -271,7 +271,7 @@ int BPF_PROG(bw_file_receive, struct file *file, int ret)
 	}
 	if (!access)
 		return 0;
-	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_RECEIVE,
-			     access);
+	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_RECEIVE, access,
+			     NULL);
 	return ret ? ret : bw_cg_door(cgid, cg, file);
 }

@@ -102,16 +102,17 @@ static void show_governed(void)
 				sum.throttled += c[i].throttled;
 				sum.truncated += c[i].truncated;
 				sum.pins_lost += c[i].pins_lost;
+				sum.kept += c[i].kept;
 			}
 			printf(
 			    "  slot %-3u agent pid %-7u %llu denied, %llu audited, %llu learned, "
 			    "%llu lost, %llu throttled, %llu paths too long, %llu pins lost, "
-			    "%lld cgroups made\n",
+			    "%lld cgroups made, %llu verdicts kept\n",
 			    slot, p.owner_pid, (unsigned long long)sum.denied,
 			    (unsigned long long)sum.audited, (unsigned long long)sum.learned,
 			    (unsigned long long)sum.lost, (unsigned long long)sum.throttled,
 			    (unsigned long long)sum.truncated, (unsigned long long)sum.pins_lost,
-			    (long long)fill.made_by_slot[slot]);
+			    (long long)fill.made_by_slot[slot], (unsigned long long)sum.kept);
 		}
 		free(c);
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -421,8 +422,37 @@ int bw_lock(struct bw_maps *m)
 	return flock(m->lock_fd, LOCK_EX) ? -errno : 0;
 }
 
+/*
+ * Before the lock goes: a decision that read the old generation and saw a
+ * map half-written keeps nothing that outlives the change. The kernel adds
+ * to the same counter, hence an atomic add through a mapping.
+ */
+static void dc_gen_bump(struct bw_maps *m)
+{
+	uint64_t *gen;
+
+	if (m->dc_gen < 0)
+		return;
+	gen = mmap(NULL, sizeof(*gen), PROT_READ | PROT_WRITE, MAP_SHARED, m->dc_gen, 0);
+	if (gen == MAP_FAILED) {
+		uint32_t zero = 0;
+		uint64_t v = 0;
+
+		/* Not atomic with the kernel's adds, but the value moves on all the same. */
+		bpf_map_lookup_elem(m->dc_gen, &zero, &v);
+		v += 1ULL << 32;
+		if (bpf_map_update_elem(m->dc_gen, &zero, &v, BPF_ANY))
+			bw_err("cannot move the decision cache's generation on: %s",
+			       strerror(errno));
+		return;
+	}
+	__atomic_fetch_add(gen, 1, __ATOMIC_SEQ_CST);
+	munmap(gen, sizeof(*gen));
+}
+
 void bw_unlock(struct bw_maps *m)
 {
+	dc_gen_bump(m);
 	if (m->lock_fd >= 0)
 		flock(m->lock_fd, LOCK_UN);
 }
@@ -450,6 +480,7 @@ int bw_open_pinned(struct bw_maps *m)
 	    {&m->positions, "bw_positions"},   {&m->pos_pins, "bw_pos_pins"},
 	    {&m->pos_dirs, "bw_pos_dirs"},     {&m->posbits, "bw_posbits"},
 	    {&m->cg_count, "bw_cg_count"},     {&m->cg_limits, "bw_cg_limits"},
+	    {&m->dc_gen, "bw_dc_gen"},
 	};
 	size_t i;
 
@@ -612,7 +643,7 @@ void bw_maps_close(struct bw_maps *m)
 	int *fds[] = {&m->cgroups,    &m->policies,  &m->file_rules, &m->exec_rules, &m->net_rules,
 		      &m->unix_rules, &m->inodes,    &m->rbufs,      &m->counters,   &m->pinbits,
 		      &m->opstats,    &m->pending,   &m->positions,  &m->pos_pins,   &m->pos_dirs,
-		      &m->posbits,    &m->cg_count,  &m->cg_limits};
+		      &m->posbits,    &m->cg_count,  &m->cg_limits,  &m->dc_gen};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

@@ -19,10 +19,10 @@ struct bpf_link;
 #define BW_RUN_DIR  "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
 /* Every descriptor of struct bw_maps closed (-1); the assert below keeps the count. */
-#define BW_MAPS_NFDS 19
+#define BW_MAPS_NFDS 20
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1         \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1     \
 	}
 
 struct bw_maps {
@@ -44,6 +44,7 @@ struct bw_maps {
 	int posbits;
 	int cg_count;  /* bw_cgroups entries by kind (include/bpfwarden.h) */
 	int cg_limits; /* limits on made cgroups */
+	int dc_gen;    /* the decision cache's generation (bpf/dcache.bpf.h) */
 	int lock_fd;   /* held while changing shared state */
 };
 
@@ -104,7 +105,11 @@ int bw_cg_moves_sync(struct bw_maps *m);
 /* Remove a directory of pins (and so drop what only they kept loaded). */
 int bw_unpin_all(const char *dir);
 
-/* Serialise slot allocation and cgroup changes between agents. */
+/*
+ * Serialise slot allocation and cgroup changes between agents. Every agent
+ * change to policy state is made under the lock, so bw_unlock also ends
+ * every verdict the kernel's decision cache kept before it (bw_dc_gen).
+ */
 int bw_lock(struct bw_maps *m);
 void bw_unlock(struct bw_maps *m);
 
