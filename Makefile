@@ -70,7 +70,7 @@ HOOK := $(BUILD)/bpfwarden-hook
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .PHONY: FORCE all agent hook image deploytest helpers unit fuzz check hosttest vmtest checkouttest \
-	test deps demo install clean format vmlinux
+	test deps demo bench install clean format vmlinux
 
 all: agent hook helpers
 
@@ -226,6 +226,10 @@ test: check hosttest deploytest vmtest checkouttest
 
 demo: all
 	tools/demo.sh
+
+# The benchmark suite (tools/bench/run.sh, docs/performance.md): not a test.
+bench: all
+	tools/bench/run.sh
 
 # The agent finds its profile library at $(PREFIX)/share/bpfwarden/profiles
 # from $(PREFIX)/sbin (user/libdir.c).

@@ -23,11 +23,14 @@
  * Each of these is read before the slow path decides: a change that lands
  * while it decides leaves an entry that no later open will match.
  *
- * Only allow verdicts are kept, only for regular files with one link on
- * local file systems (tmpfs, ext4, xfs, btrfs: no rename or link can happen
- * behind the dcache's back), and never for an exec's open, a deleted file,
- * a path decided by identity, or a task whose root is not a mount's root.
- * A refusal, an audit or a learn record is decided again every time.
+ * What is kept: an allow verdict of the policy (valid in every mode), or,
+ * in learn mode, an access let through as learned (valid for that cgroup
+ * while it learns: its learn record went out the first time). Only for
+ * regular files with one link on local file systems (tmpfs, ext4, xfs,
+ * btrfs: no rename or link happens behind the dcache's back), and never for
+ * an exec's open, a deleted file, a path decided by identity, or a task
+ * whose root is not a mount's root. A refusal and an audit are decided
+ * again every time, with their events.
  *
  * Reads of the entry are lock-free: an entry is never written in place but
  * deleted and created whole (bpf_inode_storage_get copies the new value in
@@ -45,20 +48,29 @@
 #define BW_XFS_MAGIC   0x58465342
 #define BW_BTRFS_MAGIC 0x9123683e
 
+/* What a decision leaves to keep (bw_decide's *keep). */
+enum bw_keep {
+	BW_DC_NONE,
+	BW_DC_ALLOW,   /* the policy allowed it: the same in every mode */
+	BW_DC_LEARNED, /* learn mode let it through, learned: for that cgroup, in learn mode */
+};
+
 struct bw_dc_entry {
 	__u64 dentry; /* the name decided ... */
 	__u64 mnt;    /* ... through this mount */
 	__u64 root_mnt;
 	__u64 root_dentry;
 	__u64 mnt_ns;
-	__u64 gen; /* bw_dc_gen */
+	__u64 gen;    /* bw_dc_gen */
+	__u64 cgroup; /* BW_DC_LEARNED: the cgroup whose learn record it was */
 	__u32 rename_seq;
 	__u32 mount_seq;
 	__u32 policy;
-	__u8 access; /* BW_ACC_R | BW_ACC_W allowed */
-	__u8 pad[3];
+	__u8 access; /* BW_ACC_R | BW_ACC_W */
+	__u8 kind;   /* enum bw_keep */
+	__u8 pad[2];
 };
-_Static_assert(sizeof(struct bw_dc_entry) == 64, "bw_dc_entry size");
+_Static_assert(sizeof(struct bw_dc_entry) == 72, "bw_dc_entry size");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
@@ -105,8 +117,12 @@ static __always_inline __u64 bw_dc_gen_now(void)
 	return gen ? *(volatile __u64 *)gen : 0;
 }
 
-/* Was this open's access allowed, by this name and root, in an unchanged state? */
-static __always_inline bool bw_dc_hit(struct file *file, __u32 policy, __u8 access)
+/*
+ * Was this open's access decided before, by this name and root, in an
+ * unchanged state: allowed, or (learn mode, the same cgroup) learned?
+ */
+static __always_inline bool bw_dc_hit(struct file *file, __u64 cgid, const struct bw_cgroup *cg,
+				      __u8 access)
 {
 	struct task_struct *task;
 	struct bw_dc_entry *e;
@@ -118,8 +134,11 @@ static __always_inline bool bw_dc_hit(struct file *file, __u32 policy, __u8 acce
 	if (!e)
 		return false;
 	d = file->f_path.dentry;
-	if (e->dentry != (__u64)d || e->mnt != (__u64)file->f_path.mnt || e->policy != policy ||
+	if (e->dentry != (__u64)d || e->mnt != (__u64)file->f_path.mnt || e->policy != cg->policy ||
 	    (e->access & access) != access || (file->f_flags & __FMODE_EXEC))
+		return false;
+	if (e->kind != BW_DC_ALLOW &&
+	    (e->kind != BW_DC_LEARNED || cg->mode != BW_MODE_LEARN || e->cgroup != cgid))
 		return false;
 	/* Unlinked since (no sequence says so): its path now ends in " (deleted)". */
 	if (!d->d_hash.pprev)
@@ -129,8 +148,18 @@ static __always_inline bool bw_dc_hit(struct file *file, __u32 policy, __u8 acce
 	    e->root_dentry != (__u64)task->fs->root.dentry ||
 	    e->mnt_ns != (__u64)task->nsproxy->mnt_ns)
 		return false;
-	return e->gen == bw_dc_gen_now() && e->rename_seq == bw_dc_seq(&rename_lock) &&
-	       e->mount_seq == bw_dc_seq(&mount_lock);
+	if (e->gen != bw_dc_gen_now() || e->rename_seq != bw_dc_seq(&rename_lock) ||
+	    e->mount_seq != bw_dc_seq(&mount_lock))
+		return false;
+	if (e->kind == BW_DC_LEARNED) {
+		/* Still a deny verdict let through: it counts as every such verdict does. */
+		__u32 stat = BW_OPSTATS_INDEX(cg->policy, (__u32)BW_OP_OPEN, (__u32)BW_MODE_LEARN);
+		__u64 *n = bpf_map_lookup_elem(&bw_opstats, &stat);
+
+		if (n)
+			*n += 1;
+	}
+	return true;
 }
 
 /* May this open's verdict be kept? If so, the states it is decided in. */
@@ -154,9 +183,9 @@ static __always_inline bool bw_dc_begin(struct file *file, struct bw_dc_snap *sn
 	return !((snap->rename_seq | snap->mount_seq) & 1);
 }
 
-/* Keep an allow verdict decided from snap; its accesses join an entry of the same state. */
-static __always_inline void bw_dc_fill(struct file *file, __u32 policy, __u8 access,
-				       const struct bw_dc_snap *snap)
+/* Keep a decision decided from snap; its accesses join an entry of the same state. */
+static __always_inline void bw_dc_fill(struct file *file, __u64 cgid, __u32 policy, __u8 access,
+				       __u8 kind, const struct bw_dc_snap *snap)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct inode *inode = file->f_inode;
@@ -176,12 +205,16 @@ static __always_inline void bw_dc_fill(struct file *file, __u32 policy, __u8 acc
 	e.mount_seq = snap->mount_seq;
 	e.policy = policy;
 	e.access = access;
+	e.kind = kind;
+	if (kind == BW_DC_LEARNED)
+		e.cgroup = cgid;
 	old = bpf_inode_storage_get(&bw_dcache, inode, 0, 0);
 	if (old) {
 		if (old->dentry == e.dentry && old->mnt == e.mnt && old->root_mnt == e.root_mnt &&
 		    old->root_dentry == e.root_dentry && old->mnt_ns == e.mnt_ns &&
 		    old->gen == e.gen && old->rename_seq == e.rename_seq &&
-		    old->mount_seq == e.mount_seq && old->policy == policy) {
+		    old->mount_seq == e.mount_seq && old->policy == policy && old->kind == kind &&
+		    old->cgroup == e.cgroup) {
 			if ((old->access & access) == access)
 				return;
 			e.access |= old->access;

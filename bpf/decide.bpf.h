@@ -17,6 +17,7 @@
 #include "pins.bpf.h"
 #include "event.bpf.h"
 #include "kernel.bpf.h"
+#include "dcache.bpf.h"
 
 #ifdef BW_WITH_EXEC_ARGS
 static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len);
@@ -119,13 +120,14 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
  * values for running a file and the `w` slot for mapping it executable
  * (BW_SLOT_*).
  * Returns 0 or -EACCES; an event is sent for every refusal or audit.
- * *allowed (when not NULL) says whether the policy itself allowed the access
- * by the object's path in the task's view, not a mode letting it pass: only
- * such a verdict may be kept (bpf/dcache.bpf.h).
+ * *keep (when not NULL) says what of the decision the decision cache may
+ * keep (bpf/dcache.bpf.h): BW_DC_ALLOW when the policy itself allowed the
+ * access by the object's path in the task's view, BW_DC_LEARNED when learn
+ * mode let it through as a learned access, else BW_DC_NONE.
  */
 static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
 				     void *rules, __u8 cat, struct dentry *dentry, bool has_mnt,
-				     __u32 len, __u32 flags, __u8 op, __u8 access, bool *allowed)
+				     __u32 len, __u32 flags, __u8 op, __u8 access, __u8 *keep)
 {
 	__u8 default_verdict;
 	struct bw_pin_walk pw = {};
@@ -213,8 +215,8 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		}
 	}
 	if (d.verdict != BW_V_DENY) {
-		if (allowed)
-			*allowed = !flags;
+		if (keep && !flags)
+			*keep = BW_DC_ALLOW;
 		return 0;
 	}
 deny:
@@ -234,6 +236,8 @@ deny:
 		obj.c = BPF_CORE_READ(dentry, d_sb, s_dev);
 	}
 	o = bw_deny_outcome(cgid, cg, pol, d.rule, op, access, flags, &obj);
+	if (keep && o.learned && !flags)
+		*keep = BW_DC_LEARNED;
 	if (o.type) {
 		bw_event_head(&s->ev, cgid, policy, o, op, access, d.rule, flags & 0xff);
 		if (flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
@@ -258,8 +262,7 @@ deny:
  * (bw_path_of_file). The caller has found the process governed (cgid, cg).
  */
 static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, struct file *file,
-					  void *rules, __u8 cat, __u8 op, __u8 access,
-					  bool *allowed)
+					  void *rules, __u8 cat, __u8 op, __u8 access, __u8 *keep)
 {
 	__u32 zero = 0, flags = 0, len;
 	struct bw_scratch *s;
@@ -273,7 +276,7 @@ static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, stru
 	has_mnt = !(flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED));
 	/* With a path, the file's own dentry: its climb reads with plain loads. */
 	return bw_decide(s, cgid, cg, rules, cat, has_mnt ? file->f_path.dentry : obj, has_mnt, len,
-			 flags, op, access, allowed);
+			 flags, op, access, keep);
 }
 
 /*

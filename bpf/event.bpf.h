@@ -30,9 +30,10 @@
 
 /* What a deny verdict comes to under the cgroup's mode. */
 struct bw_outcome {
-	__u8 type;   /* enum bw_event_type to send; 0: none (already learned, or throttled) */
-	__u8 refuse; /* the operation fails */
-	__u8 mode;   /* enum bw_mode it was decided under */
+	__u8 type;    /* enum bw_event_type to send; 0: none (already learned, or throttled) */
+	__u8 refuse;  /* the operation fails */
+	__u8 mode;    /* enum bw_mode it was decided under */
+	__u8 learned; /* learn mode let it through as a learned access (now or before) */
 };
 
 /*
@@ -120,6 +121,7 @@ static __always_inline struct bw_outcome bw_deny_outcome(__u64 cgid, const struc
 		 * when full) before it finds the key, even with NOEXIST. Two CPUs
 		 * that both miss race in the update, which lets one through.
 		 */
+		o.learned = 1;
 		if (bpf_map_lookup_elem(&bw_learned, &k) ||
 		    bpf_map_update_elem(&bw_learned, &k, &one, BPF_NOEXIST))
 			return o;

@@ -44,8 +44,9 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	struct bw_cgroup *cg;
 	union bw_cgroup_copy cg_copy;
-	bool allowed = false, keep;
+	__u8 keep = BW_DC_NONE;
 	struct bw_dc_snap snap;
+	bool keepable;
 	unsigned int fmode;
 	__u8 access = 0;
 	__u64 cgid;
@@ -62,15 +63,15 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 		access |= BW_ACC_W;
 	if (!access)
 		return 0;
-	if (bw_dc_hit(file, cg->policy, access))
+	if (bw_dc_hit(file, cgid, cg, access))
 		return 0;
-	keep = bw_dc_begin(file, &snap);
+	keepable = bw_dc_begin(file, &snap);
 	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access,
-			     &allowed);
+			     &keep);
 	if (!ret && (access & BW_ACC_W))
 		ret = bw_cg_door(cgid, cg, file);
-	if (!ret && allowed && keep)
-		bw_dc_fill(file, cg->policy, access, &snap);
+	if (!ret && keep != BW_DC_NONE && keepable)
+		bw_dc_fill(file, cgid, cg->policy, access, keep, &snap);
 	if (ret || !(file->f_flags & __FMODE_EXEC) || !bw_layer_file(file))
 		return ret;
 	/*

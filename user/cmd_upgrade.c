@@ -224,13 +224,13 @@ static int upgrade(struct bw_opts *o)
 	size_t i;
 	int ret;
 
-	if (bw_open_pinned(&m)) {
+	/* Not bw_open_pinned: an older build's state lacks the maps this one adds. */
+	if (access(BW_PIN_ROOT "/bw_cgroups", F_OK)) {
 		bw_err("nothing to upgrade: no pinned state under %s (the next command loads "
 		       "this build)",
 		       BW_PIN_ROOT);
 		return 1;
 	}
-	bw_maps_close(&m);
 	/* The programs are loaded once for every agent: they hold the lock meanwhile. */
 	ret = bw_lock(&m);
 	if (ret) {
@@ -270,6 +270,8 @@ static int upgrade(struct bw_opts *o)
 		       strerror(-ret));
 		goto out;
 	}
+	/* What the old programs kept is not the new programs' to reuse: bw_unlock ends it. */
+	m.dc_gen = bpf_obj_get(BW_PIN_ROOT "/bw_dc_gen");
 	printf("upgraded BPF objects %016llx -> %016llx: %d programs replaced in place, %d "
 	       "attached before their predecessor was detached, %d new, %d removed\n",
 	       (unsigned long long)from, (unsigned long long)bw_objects_hash(), u.updated,
@@ -280,6 +282,8 @@ out:
 	if (u.cg_fd >= 0)
 		close(u.cg_fd);
 	bw_unlock(&m);
+	if (m.dc_gen >= 0)
+		close(m.dc_gen);
 	close(m.lock_fd);
 	return ret ? 1 : 0;
 }

@@ -63,15 +63,17 @@ def governed(p, log):
                       % (p.communicate()[1][-2000:], read(log)[-2000:]))
 
 
-def attempt(prof_text, first, second, change):
-    """dcroute in a sandbox: FIRST opened OPENS times, then change() outside,
-    then SECOND opened once. The kept counter is read before the change."""
+def attempt(prof_text, first, second, change, mode=None):
+    """dcroute in a sandbox: FIRST opened OPENS times, then change() outside
+    (given the sandbox's cgroup, if it takes an argument), then SECOND
+    opened once. The kept counter is read before the change."""
     prof = profile(prof_text)
     fd, log = tempfile.mkstemp(prefix="bw-", suffix=".log", dir=S)
     os.close(fd)
     ready, go = log + ".ready", log + ".go"
-    p = subprocess.Popen([BW, "run", "--profile", prof, "--log", log, "--", DCROUTE, first,
-                          str(OPENS), ready, go, second],
+    p = subprocess.Popen([BW, "run", "--profile", prof, "--log", log] +
+                         (["--mode", mode] if mode else []) +
+                         ["--", DCROUTE, first, str(OPENS), ready, go, second],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         governed(p, log)
@@ -81,7 +83,10 @@ def attempt(prof_text, first, second, change):
             out, err = p.communicate()
             raise Failure("dcroute ended before its second open: %r %r" % (out, err))
         kept = kept_of(p.pid)
-        change()
+        if change.__code__.co_argcount:
+            change(re.search(r"governing (\S+) with profile", read(log)).group(1))
+        else:
+            change()
         write(go, "")
         out, err = p.communicate(timeout=120)
     finally:
@@ -122,15 +127,16 @@ def fresh(world):
     write(W + "/a/f", SECRET + "\n")
 
 
-def both(forbid, first, second, change, what, obj=None, make=fresh):
+def both(forbid, first, second, change, what, obj=None, make=fresh, mode=None):
     """The route under the forbidding profile, then its control under the
-    permissive one, each in a world made afresh."""
+    permissive one, each in a world made afresh; change(world, cgroup)."""
     results = []
     for prof_text in (forbid, PERMISSIVE):
         world = World()
         try:
             make(world)
-            results.append(attempt(prof_text, first, second, lambda: change(world)))
+            results.append(attempt(prof_text, first, second,
+                                   lambda cg, world=world: change(world, cg), mode=mode))
         finally:
             world.close()
     for r in results:
@@ -150,13 +156,13 @@ def deny_d():
 
 def test_cached_file_renamed_into_a_denied_tree():
     """A file whose verdict is kept, renamed into a denied directory: the same dentry, a new path."""
-    both(deny_d(), W + "/a/f", W + "/d/f", lambda w: os.rename(W + "/a/f", W + "/d/f"),
+    both(deny_d(), W + "/a/f", W + "/d/f", lambda w, cg: os.rename(W + "/a/f", W + "/d/f"),
          "a kept file renamed into a denied tree")
 
 
 def test_cached_directory_renamed_into_a_denied_tree():
     """The kept file's directory renamed into a denied directory: the file's dentry is untouched."""
-    both(deny_d(), W + "/a/f", W + "/d/a/f", lambda w: os.rename(W + "/a", W + "/d/a"),
+    both(deny_d(), W + "/a/f", W + "/d/a/f", lambda w, cg: os.rename(W + "/a", W + "/d/a"),
          "a kept file's directory renamed into a denied tree")
 
 
@@ -170,7 +176,7 @@ def with_mount(world):
 
 def test_cached_mount_moved_into_a_denied_tree():
     """The mount holding a kept file moved (mount --move) into a denied directory: same mount, same dentry."""
-    def change(world):
+    def change(world, cg):
         os.makedirs(W + "/d/m")
         world.move(W + "/m", W + "/d/m")
 
@@ -181,8 +187,20 @@ def test_cached_mount_moved_into_a_denied_tree():
 def test_cached_file_linked_to_a_denied_place():
     """A kept file hard-linked, from outside, to where a deny rule points: its old name is denied too."""
     forbid = "default allow\ndeny file rw %s/d/new\n" % W
-    both(forbid, W + "/a/f", W + "/a/f", lambda w: os.link(W + "/a/f", W + "/d/new"),
+    both(forbid, W + "/a/f", W + "/a/f", lambda w, cg: os.link(W + "/a/f", W + "/d/new"),
          "a kept file linked to a deny rule's place")
+
+
+def test_learned_access_after_the_switch_to_enforce():
+    """An access learn mode let through and kept, then the cgroup switched to enforce mode: refused."""
+    def change(world, cg):
+        subprocess.run([BW, "mode", "--cgroup", cg, "enforce"], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    r = both("default deny\n", W + "/a/f", W + "/a/f", change,
+             "a kept learned access after the switch to enforce", mode="learn")
+    learned = [e for e in r[0].events if e["type"] == "learn" and e.get("path") == W + "/a/f"]
+    check_eq(len(learned), 1, "learn records of %s/a/f before the switch" % W)
 
 
 def test_verdict_kept_under_a_released_slot():

@@ -128,6 +128,41 @@ def test_learn_an_existing_cgroup():
                         "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
 
 
+def test_learned_once_per_cgroup_with_the_decision_cache():
+    """Learn records are per cgroup: an access learned (and kept by the
+    decision cache) in one cgroup is learned again, once, in a child cgroup
+    of the same session; repeats in either make no more records."""
+    from bwtest import FSOP, cgroup_root, events, read, wait_for
+    import signal
+    write(S + "/data/x.txt", "x\n")
+    root = cgroup_root()
+    cg = os.path.join(root, "bwtest-learn-kept")
+    os.makedirs(cg, exist_ok=True)
+    out, log = S + "/kept.profile", S + "/kept.log"
+    agent = subprocess.Popen([BW, "learn", "--cgroup", cg, "--duration", "120", "--output", out,
+                              "--log", log], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: os.path.exists(log) and "governing" in read(log), what="learn")
+        reads = "; ".join(["%s read %s/data/x.txt" % (FSOP, S)] * 5)
+        for where in (cg, cg + "/child"):
+            os.makedirs(where, exist_ok=True)
+            got = subprocess.run(["sh", "-c", "echo $$ > %s/cgroup.procs && %s" % (where, reads)],
+                                 capture_output=True, text=True).stdout.split()
+            check_eq(got, ["OK"] * 5, "learn mode does not block (in %s)" % where)
+        agent.send_signal(signal.SIGINT)
+        _, err = agent.communicate(timeout=60)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+        subprocess.run(["sh", "-c", "for c in %s/child %s; do cat $c/cgroup.procs | while read p; "
+                        "do echo $p > %s/cgroup.procs; done; rmdir $c; done" % (cg, cg, root)])
+    check_eq(agent.returncode, 0, "learn exit status (%s)" % err)
+    learned = [e for e in events(log) if e["type"] == "learn" and e.get("path") == S + "/data/x.txt"]
+    check_eq(sorted(e["cgroup"]["path"] for e in learned),
+             sorted(p[len(root):] for p in (cg, cg + "/child")),
+             "one learn record of the read per cgroup: %r" % learned)
+
+
 def test_learn_all_cgroups_of_the_host():
     from bwtest import FSOP, cgroup_root, read, wait_for
     write(S + "/d/y.txt", "y\n")
@@ -383,6 +418,7 @@ def test_keys_never_generalised():
 
 
 TESTS = [test_learn_enforce_round_trip, test_learn_an_existing_cgroup,
+         test_learned_once_per_cgroup_with_the_decision_cache,
          test_learn_all_cgroups_of_the_host, test_shell_workload_folds_into_the_shell_abstraction,
          test_per_run_names_run_again, test_per_run_names_run_again_shell,
          test_keys_never_generalised]

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# run.sh (`make bench`): the benchmark suite, one command in bounded time.
+# Each benchmark boots its own guests with a time limit; on 6.12 under
+# instruction counting (ratios repeat within 1%), on 6.1, which does not
+# boot that way, in plain TCG (noisier, and said so in its output). The
+# tables go to build/bench/NAME.txt, the chart of the open benchmark to
+# build/bench/file-open-6.12.svg; docs/performance.md records a run.
+#
+#   tools/bench/run.sh [--quick]
+#     --quick   fewer iterations (a smoke run of the suite, not figures)
+#
+# About 30 minutes on an idle machine of two cores.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+quick=
+[ "${1:-}" = --quick ] && quick=1
+out=build/bench
+mkdir -p "$out"
+iters() { [ -n "$quick" ] && echo "--iterations $1" || true; }
+
+run() { # run NAME CMD...
+	local name=$1
+	shift
+	echo "== $name: $*"
+	"$@" | tee "$out/$name.txt"
+}
+
+start=$(date +%s)
+run file-open-6.12 tools/bench/file-open.sh --kernel 6.12 $(iters 2000)
+python3 tools/bench/chart.py "$out/file-open-6.12.txt" "$out/file-open-6.12.svg"
+run file-open-6.1 tools/bench/file-open.sh --kernel 6.1 $(iters 2000)
+run mmap-exec-6.12 tools/bench/mmap-exec.sh --kernel 6.12 $(iters 1000)
+run guard-hooks-6.12 tools/bench/guard-hooks.sh --kernel 6.12 $(iters 1000)
+run start-6.12 tools/bench/start.sh --kernel 6.12
+echo "bench: done in $(($(date +%s) - start)) s; tables in $out/, the chart in $out/file-open-6.12.svg"
