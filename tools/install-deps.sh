@@ -24,7 +24,8 @@ apt-get install -y -qq \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
 	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml git >/dev/null
 # promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
-apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+# apparmor_parser and aa-exec: AppArmor, a peer in the benchmarks (tools/bench/file-open.sh).
+apt-get install -y -qq --no-install-recommends prometheus apparmor >/dev/null
 # The Kubernetes node tests' stand-in for kubelet is a Node program (tests/k8s/cri.js),
 # and the manifest checks (tests/deploy/) run on Node too. A Node of the machine's own
 # (these machines have Node 20 with its npm) is kept; else Debian's (Node 18, npm 9).
