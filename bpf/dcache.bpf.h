@@ -42,6 +42,7 @@
 #include "bpfwarden.h"
 #include "maps.bpf.h"
 #include "kernel.bpf.h"
+#include "event.bpf.h"
 
 #define BW_TMPFS_MAGIC 0x01021994
 #define BW_EXT4_MAGIC  0xef53
@@ -151,14 +152,8 @@ static __always_inline bool bw_dc_hit(struct file *file, __u64 cgid, const struc
 	if (e->gen != bw_dc_gen_now() || e->rename_seq != bw_dc_seq(&rename_lock) ||
 	    e->mount_seq != bw_dc_seq(&mount_lock))
 		return false;
-	if (e->kind == BW_DC_LEARNED) {
-		/* Still a deny verdict let through: it counts as every such verdict does. */
-		__u32 stat = BW_OPSTATS_INDEX(cg->policy, (__u32)BW_OP_OPEN, (__u32)BW_MODE_LEARN);
-		__u64 *n = bpf_map_lookup_elem(&bw_opstats, &stat);
-
-		if (n)
-			*n += 1;
-	}
+	/* A verdict all the same (a learned one is still a deny verdict let through). */
+	bw_opstat(cg->policy, BW_OP_OPEN, cg->mode, e->kind == BW_DC_ALLOW);
 	return true;
 }
 

@@ -215,6 +215,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		}
 	}
 	if (d.verdict != BW_V_DENY) {
+		bw_opstat(policy, op, cg->mode, 1);
 		if (keep && !flags)
 			*keep = BW_DC_ALLOW;
 		return 0;

@@ -83,6 +83,16 @@ static __always_inline bool bw_event_allowed(__u64 cgid, struct bw_counters *c, 
 	return false;
 }
 
+/* Count one verdict (allowed: 0 deny, 1 allow) of slot policy for op under mode. */
+static __always_inline void bw_opstat(__u32 policy, __u8 op, __u8 mode, __u32 allowed)
+{
+	__u32 stat = BW_OPSTATS_INDEX(policy, (__u32)op, (__u32)mode, allowed);
+	__u64 *n = bpf_map_lookup_elem(&bw_opstats, &stat);
+
+	if (n)
+		*n += 1;
+}
+
 /*
  * The outcome of a deny verdict by `rule` (0: the category's default) for
  * operation op with access on the object `obj` (only a, b, c are read: its
@@ -96,12 +106,9 @@ static __always_inline struct bw_outcome bw_deny_outcome(__u64 cgid, const struc
 	struct bw_outcome o = {.mode = cg->mode};
 	__u32 policy = cg->policy;
 	struct bw_counters *c = bpf_map_lookup_elem(&bw_counters, &policy);
-	__u32 stat = BW_OPSTATS_INDEX(policy, (__u32)op, (__u32)cg->mode);
-	__u64 *n = bpf_map_lookup_elem(&bw_opstats, &stat);
 
 	/* Every deny verdict counts, throttled or learned already or not. */
-	if (n)
-		*n += 1;
+	bw_opstat(policy, op, cg->mode, 0);
 
 	if (o.mode == BW_MODE_LEARN && rule == 0 &&
 	    !(flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_DISCONNECTED))) {

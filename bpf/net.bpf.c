@@ -57,8 +57,14 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 		a[3] = ctx->user_ip4;
 	}
 	verdict = bw_net_verdict(pol, cg->policy, &k, op, proto, port, &rule);
-	if (verdict != BW_V_DENY)
+	if (verdict != BW_V_DENY) {
+		bw_opstat(cg->policy,
+			  op == BW_NOP_BIND	 ? BW_OP_BIND
+			  : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
+						 : BW_OP_CONNECT,
+			  cg->mode, 1);
 		return 1;
+	}
 
 	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));
 	obj.port = port;
@@ -114,8 +120,10 @@ int bw_sock_create(struct bpf_sock *ctx)
 	if (!pol)
 		return 0;
 	verdict = pol->net_raw ? pol->net_raw : pol->default_net;
-	if (verdict != BW_V_DENY)
+	if (verdict != BW_V_DENY) {
+		bw_opstat(cg->policy, BW_OP_SOCKET, cg->mode, 1);
 		return 1;
+	}
 	obj.port = ctx->protocol;
 	obj.family = ctx->family == AF_INET6 ? BW_FAM_IPV6 : BW_FAM_IPV4;
 	obj.proto = ctx->type;

@@ -62,8 +62,10 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	if (!pol)
 		return -EPERM;
 	verdict = pol->net_raw ? pol->net_raw : pol->default_net;
-	if (verdict != BW_V_DENY)
+	if (verdict != BW_V_DENY) {
+		bw_opstat(cg->policy, BW_OP_SOCKET, cg->mode, 1);
 		return 0;
+	}
 	if (family == AF_PACKET) {
 		obj.family = BW_FAM_PACKET;
 	} else {
@@ -219,8 +221,10 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 	}
 	port = bpf_ntohs(port);
 	if (bw_net_verdict(pol, cg->policy, &k, BW_NOP_CONNECT, IPPROTO_UDP, port, &rule) !=
-	    BW_V_DENY)
+	    BW_V_DENY) {
+		bw_opstat(cg->policy, BW_OP_CONNECT, cg->mode, 1);
 		return 0;
+	}
 	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));
 	obj.port = port;
 	obj.family =

@@ -85,8 +85,10 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 	verdict = v ? v->verdict : pol->default_net;
 	if (v)
 		rule = v->rule;
-	if (verdict != BW_V_DENY)
+	if (verdict != BW_V_DENY) {
+		bw_opstat(policy, evop, cg->mode, 1);
 		return 0;
+	}
 	if (len > BW_UNIX_NAME)
 		len = BW_UNIX_NAME;
 	bw_unix_id(&id, u->name, len);

@@ -671,13 +671,18 @@ struct bw_counters {
 _Static_assert(sizeof(struct bw_counters) == 64, "bw_counters size");
 
 /*
- * Deny verdicts per policy slot, operation and mode (the daemon's metrics),
- * counted per CPU in bpf/event.bpf.h where bw_counters are: one __u64 at
- * BW_OPSTATS_INDEX. Verdicts that allow are not counted (that would cost
- * every allowed operation a map update).
+ * Verdicts per policy slot, operation, mode and verdict (the daemon's
+ * metrics), counted per CPU in bpf/event.bpf.h: one __u64 at
+ * BW_OPSTATS_INDEX. `allowed` is 0 for a deny verdict (refused, audited or
+ * learned: what the profile says, whatever the mode made of it), 1 for an
+ * allow verdict. A per-CPU increment is a few instructions: every governed
+ * decision counts, those of the decision cache too.
  */
-#define BW_NMODES			   3
-#define BW_OPSTATS_INDEX(policy, op, mode) (((policy)*BW_OP_MAX + (op)) * BW_NMODES + (mode))
-#define BW_OPSTATS_ENTRIES		   (BW_MAX_POLICIES * BW_OP_MAX * BW_NMODES)
+#define BW_NMODES			     3
+#define BW_OPSTATS_OFFSET(op, mode, allowed) (((op)*BW_NMODES + (mode)) * 2 + (allowed))
+#define BW_OPSTATS_PER_SLOT		     (BW_OP_MAX * BW_NMODES * 2)
+#define BW_OPSTATS_INDEX(policy, op, mode, allowed)                                                \
+	((policy)*BW_OPSTATS_PER_SLOT + BW_OPSTATS_OFFSET(op, mode, allowed))
+#define BW_OPSTATS_ENTRIES (BW_MAX_POLICIES * BW_OPSTATS_PER_SLOT)
 
 #endif /* BPFWARDEN_H */

@@ -212,21 +212,20 @@ static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t 
 	return ret ? ret : write_unix(m, c, id);
 }
 
-/* Likewise its deny verdicts per operation and mode. */
+/* Likewise its verdicts per operation, mode and verdict. */
 static int zero_opstats(struct bw_maps *m, uint32_t id, int ncpu)
 {
 	__u64 *zero = calloc(ncpu, sizeof(*zero));
-	__u32 op, mode, idx;
+	__u32 i, idx;
 	int ret = 0;
 
 	if (!zero)
 		return -ENOMEM;
-	for (op = 0; op < BW_OP_MAX && !ret; op++)
-		for (mode = 0; mode < BW_NMODES && !ret; mode++) {
-			idx = BW_OPSTATS_INDEX(id, op, mode);
-			if (bpf_map_update_elem(m->opstats, &idx, zero, BPF_ANY))
-				ret = -errno;
-		}
+	for (i = 0; i < BW_OPSTATS_PER_SLOT && !ret; i++) {
+		idx = id * BW_OPSTATS_PER_SLOT + i;
+		if (bpf_map_update_elem(m->opstats, &idx, zero, BPF_ANY))
+			ret = -errno;
+	}
 	free(zero);
 	return ret;
 }

@@ -430,6 +430,8 @@ def metrics(k):
         check(p.returncode == 0, "promtool check metrics: %s%s" % (p.stdout, p.stderr))
     opens = metric(before, "bpfwarden_decisions_total", 0, profile="web", op="open",
                    mode="enforce", verdict="deny")
+    allowed = metric(before, "bpfwarden_decisions_total", 0, profile="web", op="open",
+                     mode="enforce", verdict="allow")
     refused = metric(before, "bpfwarden_refusals_total", profile="web", result="denied")
     # Governed from their first exec: the daemon answers "pending".
     hooks = metric(before, "bpfwarden_hook_requests_total", result="pending")
@@ -440,6 +442,9 @@ def metrics(k):
     after = scrape()
     check(metric(after, "bpfwarden_decisions_total", profile="web", op="open", mode="enforce",
                  verdict="deny") > opens, "the denied opens did not move")
+    # The shell's own opens (its libraries, /bin/cat) are allowed ones.
+    check(metric(after, "bpfwarden_decisions_total", profile="web", op="open", mode="enforce",
+                 verdict="allow") > allowed, "the allowed opens did not move")
     check(metric(after, "bpfwarden_refusals_total", profile="web", result="denied") > refused,
           "the refusals did not move")
     check(metric(after, "bpfwarden_hook_requests_total", result="pending") > hooks,

@@ -45,7 +45,7 @@ struct d_profile {
 	bool removed; /* its file is gone; its containers stay governed by this version */
 	/* What the kernel counted in the slots of its earlier versions (metrics). */
 	struct bw_counters base;
-	uint64_t base_ops[BW_OP_MAX * BW_NMODES];
+	uint64_t base_ops[BW_OPSTATS_PER_SLOT];
 };
 
 /* A governed container. */
@@ -139,7 +139,7 @@ void d_server_accept(struct daemon *d, int fd);
 /* metrics.c */
 /* The kernel's counts of a profile, its earlier versions' included. */
 void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_counters *c,
-		      uint64_t ops[BW_OP_MAX * BW_NMODES]);
+		      uint64_t ops[BW_OPSTATS_PER_SLOT]);
 int d_metrics_open(const char *addr);
 void d_metrics_serve(struct daemon *d, int fd);
 

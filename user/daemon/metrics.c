@@ -114,10 +114,10 @@ static const char *lv(const char *s, char *buf, size_t len)
 }
 
 void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_counters *sum,
-		      uint64_t ops[BW_OP_MAX * BW_NMODES])
+		      uint64_t ops[BW_OPSTATS_PER_SLOT])
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
-	uint32_t slot = p->slot.id, op, mode, idx;
+	uint32_t slot = p->slot.id, op, idx;
 	struct bw_counters *c;
 	__u64 *v;
 
@@ -138,22 +138,22 @@ void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_cou
 	}
 	free(c);
 	v = calloc(ncpu, sizeof(*v));
-	for (op = 0; v && op < BW_OP_MAX; op++)
-		for (mode = 0; mode < BW_NMODES; mode++) {
-			idx = BW_OPSTATS_INDEX(slot, op, mode);
-			if (bpf_map_lookup_elem(d->maps.opstats, &idx, v))
-				continue;
-			for (i = 0; i < ncpu; i++)
-				ops[op * BW_NMODES + mode] += v[i];
-		}
+	for (op = 0; v && op < BW_OPSTATS_PER_SLOT; op++) {
+		idx = slot * BW_OPSTATS_PER_SLOT + op;
+		if (bpf_map_lookup_elem(d->maps.opstats, &idx, v))
+			continue;
+		for (i = 0; i < ncpu; i++)
+			ops[op] += v[i];
+	}
 	free(v);
 }
 
-/* Deny verdicts of one profile by operation name (both ends of rename are one) and mode. */
+/* Verdicts of one profile by operation name (both ends of rename are one), mode and verdict. */
 static void put_decisions(struct text *t, const char *profile, const uint64_t *ops)
 {
 	static const char *const modes[BW_NMODES] = {"enforce", "audit", "learn"};
-	uint32_t op, other, mode;
+	static const char *const verdicts[2] = {"deny", "allow"};
+	uint32_t op, other, mode, allowed;
 
 	for (op = 1; op < BW_OP_MAX; op++) {
 		const char *name = bw_op_name(op);
@@ -164,19 +164,20 @@ static void put_decisions(struct text *t, const char *profile, const uint64_t *o
 			first &= strcmp(bw_op_name(other), name) != 0;
 		if (!first)
 			continue;
-		for (mode = 0; mode < BW_NMODES; mode++) {
-			uint64_t n = 0;
+		for (mode = 0; mode < BW_NMODES; mode++)
+			for (allowed = 0; allowed < 2; allowed++) {
+				uint64_t n = 0;
 
-			for (other = op; other < BW_OP_MAX; other++)
-				if (!strcmp(bw_op_name(other), name))
-					n += ops[other * BW_NMODES + mode];
-			if (n)
-				put(t,
-				    "bpfwarden_decisions_total{profile=\"%s\",op=\"%s\",mode=\"%"
-				    "s\","
-				    "verdict=\"deny\"} %llu\n",
-				    profile, name, modes[mode], (unsigned long long)n);
-		}
+				for (other = op; other < BW_OP_MAX; other++)
+					if (!strcmp(bw_op_name(other), name))
+						n += ops[BW_OPSTATS_OFFSET(other, mode, allowed)];
+				if (n)
+					put(t,
+					    "bpfwarden_decisions_total{profile=\"%s\",op=\"%s\","
+					    "mode=\"%s\",verdict=\"%s\"} %llu\n",
+					    profile, name, modes[mode], verdicts[allowed],
+					    (unsigned long long)n);
+			}
 	}
 }
 
@@ -236,7 +237,7 @@ static void render(struct daemon *d, struct text *t)
 
 	/* The kernel's counts of each profile, read once for all the families below. */
 	struct bw_counters *cnt = calloc(d->nprofiles + 1, sizeof(*cnt));
-	uint64_t(*ops)[BW_OP_MAX * BW_NMODES] = calloc(d->nprofiles + 1, sizeof(*ops));
+	uint64_t(*ops)[BW_OPSTATS_PER_SLOT] = calloc(d->nprofiles + 1, sizeof(*ops));
 	static const struct {
 		const char *name, *help, *label;
 		size_t off; /* in struct bw_counters */
@@ -262,10 +263,11 @@ static void render(struct daemon *d, struct text *t)
 		goto out;
 	for (i = 0; i < d->nprofiles; i++)
 		d_profile_counts(d, d->profiles[i], &cnt[i], ops[i]);
-	put(t, "# HELP bpfwarden_decisions_total Operations a rule or default denied, by profile, "
-	       "operation and the mode they were decided under (counted in the kernel: throttled "
-	       "events count too).\n"
-	       "# TYPE bpfwarden_decisions_total counter\n");
+	put(t,
+	    "# HELP bpfwarden_decisions_total Operations of governed processes decided, by "
+	    "profile, operation, the mode they were decided under and the verdict of the rule or "
+	    "default (counted in the kernel: throttled events count too).\n"
+	    "# TYPE bpfwarden_decisions_total counter\n");
 	for (i = 0; i < d->nprofiles; i++)
 		put_decisions(t, lv(d->profiles[i]->name, a, sizeof(a)), ops[i]);
 	for (r = 0; r < sizeof(families) / sizeof(families[0]); r++) {
