@@ -197,16 +197,17 @@ static const struct bw_object {
  * userns_create came in 6.1).
  */
 static const struct {
-	const char *hook, *what;
+	const char *hook, *prog, *what;
 } view_hooks[] = {
-    {"sb_mount", "mount(2)"},
-    {"sb_umount", "umount"},
-    {"move_mount", "move_mount"},
-    {"sb_pivotroot", "pivot_root"},
-    {"path_chroot", "chroot"},
-    {"userns_create", "new user namespaces"},
-    {"capable", "fsopen, fspick, fsmount, open_tree clones, mount_setattr and setns into a mount "
-		"namespace"},
+    {"sb_mount", "bw_sb_mount", "mount(2)"},
+    {"sb_umount", "bw_sb_umount", "umount"},
+    {"move_mount", "bw_move_mount", "move_mount"},
+    {"sb_pivotroot", "bw_sb_pivotroot", "pivot_root"},
+    {"path_chroot", "bw_path_chroot", "chroot"},
+    {"userns_create", "bw_userns_create", "new user namespaces"},
+    {"capable", "bw_capable",
+     "fsopen, fspick, fsmount, open_tree clones, mount_setattr and setns into a mount "
+     "namespace"},
 };
 
 /*
@@ -271,6 +272,24 @@ static struct bpf_object *open_object(const struct bw_object *o)
 	return obj;
 }
 
+/*
+ * Once the LSM programs are pinned, a view hook's program is pinned too
+ * unless this kernel lacks its hook (skip_missing_hooks): a look at the
+ * pins, where reading the kernel's BTF (megabytes) was most of a warm
+ * start's time.
+ */
+static bool view_hook_exists(size_t i)
+{
+	char pin[PATH_MAX];
+
+	snprintf(pin, sizeof(pin), BW_PIN_ROOT "/links/%s", view_hooks[i].prog);
+	if (!access(pin, F_OK))
+		return true;
+	if (!access(BW_PIN_ROOT "/links/bw_file_open", F_OK))
+		return false;
+	return kernel_has_hook(view_hooks[i].hook);
+}
+
 const char *bw_view_unrefused(void)
 {
 	static char msg[1024];
@@ -278,7 +297,7 @@ const char *bw_view_unrefused(void)
 	int n;
 
 	for (i = 0; i < sizeof(view_hooks) / sizeof(view_hooks[0]); i++) {
-		if (kernel_has_hook(view_hooks[i].hook))
+		if (view_hook_exists(i))
 			continue;
 		n = snprintf(msg + len, sizeof(msg) - len, "%s%s (no %s hook)", len ? ", " : "",
 			     view_hooks[i].what, view_hooks[i].hook);
@@ -640,10 +659,10 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups,    &m->policies,  &m->file_rules, &m->exec_rules, &m->net_rules,
-		      &m->unix_rules, &m->inodes,    &m->rbufs,      &m->counters,   &m->pinbits,
-		      &m->opstats,    &m->pending,   &m->positions,  &m->pos_pins,   &m->pos_dirs,
-		      &m->posbits,    &m->cg_count,  &m->cg_limits,  &m->dc_gen};
+	int *fds[] = {&m->cgroups,    &m->policies, &m->file_rules, &m->exec_rules, &m->net_rules,
+		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits,
+		      &m->opstats,    &m->pending,  &m->positions,  &m->pos_pins,   &m->pos_dirs,
+		      &m->posbits,    &m->cg_count, &m->cg_limits,  &m->dc_gen};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
