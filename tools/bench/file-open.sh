@@ -120,6 +120,8 @@ profile() { # profile NRULES FILE [EXTRA-LINE]
 	} >"$2"
 }
 
+quiet() { "$@" 2>/dev/null; }
+
 declare -A res
 suffix=
 measure() { # measure NAME CMD... (the loop's FILE$suffix and N are appended per depth)
@@ -146,7 +148,8 @@ if [ "$phase" = main ]; then
 	profile 10 $dir/pclimb.profile "deny file rw /tmp/a/secret"
 	measure climb $BW run --profile $dir/pclimb.profile --log /dev/null -- $LOOP
 	printf 'profile bench\ndefault deny\n' >$dir/plearn.profile
-	measure learn $BW run --mode learn --profile $dir/plearn.profile --output $dir/learned.profile \
+	# quiet: not the "learned profile written" line of each run.
+	measure learn quiet $BW run --mode learn --profile $dir/plearn.profile --output $dir/learned.profile \
 		--log /dev/null -- $LOOP
 	# The same reach: programs and libraries, the checkout's build, and /tmp.
 	lib64=
