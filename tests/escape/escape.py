@@ -39,6 +39,19 @@ def need_modules(*mods):
         skip("cannot load %s: %s" % (" and ".join(mods), r.stderr.strip()))
 
 
+def wait_governed(p, log):
+    """Wait until the `bpfwarden run` p, logging to log, governs its sandbox."""
+    try:
+        # The first run of a boot loads and verifies every BPF program: slow under TCG.
+        wait_for(lambda: "governing" in read(log) or p.poll() is not None, timeout=180,
+                 what="the sandbox to be governed")
+    except Failure:
+        raise Failure("not governed after 180 s: " + read(log)[-2000:])
+    if p.poll() is not None:
+        raise Failure("bpfwarden run ended before governing: %s %s"
+                      % (p.communicate()[1][-2000:], read(log)[-2000:]))
+
+
 class RouteOpen(Failure):
     """The forbidding run got through: the route is open on this kernel."""
 

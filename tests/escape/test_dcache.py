@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from escape import (BUILD, BW, SCRATCH, Failure, cgroup_root, check, check_eq, events,
-                    got_through, main, profile, read, refused, wait_for, write)
+                    got_through, main, profile, read, refused, wait_for, wait_governed, write)
 
 S = SCRATCH
 W = S + "/w"
@@ -51,18 +51,6 @@ def kept_of(agent_pid):
     raise Failure("no policy slot of agent %d in status:\n%s" % (agent_pid, out))
 
 
-def governed(p, log):
-    try:
-        # The first run of a boot loads and verifies every BPF program: slow under TCG.
-        wait_for(lambda: "governing" in read(log) or p.poll() is not None, timeout=180,
-                 what="the sandbox to be governed")
-    except Failure:
-        raise Failure("not governed after 180 s: " + read(log)[-2000:])
-    if p.poll() is not None:
-        raise Failure("bpfwarden run ended before governing: %s %s"
-                      % (p.communicate()[1][-2000:], read(log)[-2000:]))
-
-
 def attempt(prof_text, first, second, change, mode=None):
     """dcroute in a sandbox: FIRST opened OPENS times, then change() outside
     (given the sandbox's cgroup, if it takes an argument), then SECOND
@@ -76,7 +64,7 @@ def attempt(prof_text, first, second, change, mode=None):
                          ["--", DCROUTE, first, str(OPENS), ready, go, second],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        governed(p, log)
+        wait_governed(p, log)
         wait_for(lambda: os.path.exists(ready) or p.poll() is not None, timeout=60,
                  what="the sandbox's first opens")
         if p.poll() is not None:
@@ -262,7 +250,7 @@ def race(files, change, make, what, rounds=15, toggles=41):
                                   "--", HAMMER] + files,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
-                governed(p, log)
+                wait_governed(p, log)
                 check_eq(p.stdout.readline(), "ready\n", "openhammer started")
                 cg = re.search(r"governing (\S+) with profile", read(log)).group(1)
                 p.hammer = [int(pid) for pid in read(cgroup_root() + cg + "/cgroup.procs").split()

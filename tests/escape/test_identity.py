@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from escape import (need_modules, BUILD, BW, RUNTIME_RULES, SCRATCH, Failure, cgroup_root, check, check_eq, denials, events,
+from escape import (wait_governed, need_modules, BUILD, BW, RUNTIME_RULES, SCRATCH, Failure, cgroup_root, check, check_eq, denials, events,
                     got_through, main, profile, read, refused, skip, wait_for, write)
 
 S = SCRATCH
@@ -71,15 +71,7 @@ def attempt(prof_text, route, after=None, pass_fds=(), name="t", inside=lambda: 
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          pass_fds=pass_fds)
     try:
-        # The first run of a boot loads and verifies every BPF program: slow under TCG.
-        try:
-            wait_for(lambda: "governing" in read(log) or p.poll() is not None, timeout=180,
-                     what="the sandbox to be governed")
-        except Failure:
-            raise Failure("not governed after 180 s: " + read(log)[-2000:])
-        if p.poll() is not None:
-            raise Failure("bpfwarden run ended before governing: %s %s"
-                          % (p.communicate()[1][-2000:], read(log)[-2000:]))
+        wait_governed(p, log)
         if after:
             after()
         pids = inside()
