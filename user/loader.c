@@ -153,22 +153,70 @@ static const struct btf *kernel_btf(void)
 	return btf;
 }
 
-/* Kernels from 6.3 pass an idmap first to inode_setattr. */
-static bool kernel_has_idmap(void)
-{
-	const struct btf *btf = kernel_btf();
+/*
+ * What the loader asks of the kernel's BTF, found in one pass over its
+ * types: each LSM hook a BPF program can attach to is a function
+ * bpf_lsm_HOOK (kept sorted, for bsearch), and kernels from 6.3 pass an
+ * idmap first to inode_setattr (struct mnt_idmap). btf__find_by_name_kind
+ * walks every type: once per program, that was most of a warm start.
+ */
+static struct {
+	bool read, have_btf, idmap;
+	const char **hooks; /* names after "bpf_lsm_", in the BTF's strings */
+	size_t nhooks;
+} kernel_facts;
 
-	return btf && btf__find_by_name_kind(btf, "mnt_idmap", BTF_KIND_STRUCT) > 0;
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Each LSM hook a BPF program can attach to is a function bpf_lsm_HOOK in the BTF. */
-static bool kernel_has_hook(const char *hook)
+static void kernel_facts_read(void)
 {
 	const struct btf *btf = kernel_btf();
-	char fn[128];
+	size_t cap = 0;
+	__u32 id, n;
 
-	snprintf(fn, sizeof(fn), "bpf_lsm_%s", hook);
-	return !btf || btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) > 0;
+	kernel_facts.read = true;
+	if (!btf)
+		return;
+	kernel_facts.have_btf = true;
+	n = btf__type_cnt(btf);
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name = btf__str_by_offset(btf, t->name_off);
+
+		if (btf_is_struct(t) && !strcmp(name, "mnt_idmap")) {
+			kernel_facts.idmap = true;
+		} else if (btf_is_func(t) && !strncmp(name, "bpf_lsm_", 8)) {
+			if (kernel_facts.nhooks == cap) {
+				const char **more = realloc(kernel_facts.hooks,
+							    (cap = cap ? 2 * cap : 256) * sizeof(*more));
+
+				if (!more)
+					break; /* then hooks missing here read as missing: not loaded */
+				kernel_facts.hooks = more;
+			}
+			kernel_facts.hooks[kernel_facts.nhooks++] = name + 8;
+		}
+	}
+	qsort(kernel_facts.hooks, kernel_facts.nhooks, sizeof(*kernel_facts.hooks), cmp_name);
+}
+
+static bool kernel_has_idmap(void)
+{
+	if (!kernel_facts.read)
+		kernel_facts_read();
+	return kernel_facts.idmap;
+}
+
+static bool kernel_has_hook(const char *hook)
+{
+	if (!kernel_facts.read)
+		kernel_facts_read();
+	/* Without BTF nothing loads: the load says why. */
+	return !kernel_facts.have_btf || bsearch(&hook, kernel_facts.hooks, kernel_facts.nhooks,
+						 sizeof(*kernel_facts.hooks), cmp_name);
 }
 
 /* Every BPF object the agent carries, in load order. */
@@ -515,15 +563,23 @@ int bw_open_pinned(struct bw_maps *m)
 	return 0;
 }
 
+/*
+ * FNV-1a over 8-byte words (the tail bytes one by one): the objects are
+ * megabytes, and a byte at a time was a seventh of a warm start.
+ */
 uint64_t bw_objects_hash(void)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0xcbf29ce484222325ULL, w;
 	size_t i, j, sz;
 
 	for (i = 0; i < sizeof(bw_objects) / sizeof(bw_objects[0]); i++) {
 		const unsigned char *b = bw_objects[i].elf(&sz);
 
-		for (j = 0; j < sz; j++)
+		for (j = 0; j + sizeof(w) <= sz; j += sizeof(w)) {
+			memcpy(&w, b + j, sizeof(w));
+			h = (h ^ w) * 0x100000001b3ULL;
+		}
+		for (; j < sz; j++)
 			h = (h ^ b[j]) * 0x100000001b3ULL;
 	}
 	return h;
