@@ -190,11 +190,13 @@ static void kernel_facts_read(void)
 			kernel_facts.idmap = true;
 		} else if (btf_is_func(t) && !strncmp(name, "bpf_lsm_", 8)) {
 			if (kernel_facts.nhooks == cap) {
-				const char **more = realloc(kernel_facts.hooks,
-							    (cap = cap ? 2 * cap : 256) * sizeof(*more));
+				const char **more =
+				    realloc(kernel_facts.hooks,
+					    (cap = cap ? 2 * cap : 256) * sizeof(*more));
 
 				if (!more)
-					break; /* then hooks missing here read as missing: not loaded */
+					break; /* then hooks missing here read as missing: not
+						  loaded */
 				kernel_facts.hooks = more;
 			}
 			kernel_facts.hooks[kernel_facts.nhooks++] = name + 8;
