@@ -29,13 +29,17 @@ static int attach(struct bw_opts *o)
 		return 1;
 	ret = bw_session_prepare(&s, o);
 	s.replace = o->replace;
+	/*
+	 * Before governing: a SIGTERM right after the "governing" line (what
+	 * a supervisor waits for) must detach, not kill the agent half way.
+	 */
+	bw_session_signals(false);
 	if (!ret && bw_session_govern(&s, cgdir))
 		ret = 1;
 	if (ret) {
 		bw_session_end(&s);
 		return ret;
 	}
-	bw_session_signals(false);
 	if (bw_session_loop(&s, &loop) == BW_LOOP_GONE)
 		bw_events_agent(&s.ev, "detached by another command, replaced by another "
 				       "profile (attach --replace), or cgroup removed");

@@ -293,6 +293,8 @@ static int learn(struct bw_opts *o)
 	o->mode = BW_MODE_LEARN;
 	o->mode_given = true;
 	ret = bw_session_prepare(&s, o);
+	/* Before governing, as attach does: a signal after "governing" ends it cleanly. */
+	bw_session_signals(false);
 	if (!ret && bw_session_govern(&s, cgdir))
 		ret = 1;
 	if (ret) {
@@ -302,7 +304,6 @@ static int learn(struct bw_opts *o)
 	}
 	s.ev.on_learn = bw_learn_event;
 	s.ev.learn_ctx = set;
-	bw_session_signals(false);
 	bw_events_agent(&s.ev, learn_end(bw_session_loop(&s, &loop)));
 	bw_session_end(&s);
 	learn_options(o);
