@@ -33,7 +33,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	struct bw_policy *pol;
 	__u32 *a = (__u32 *)k.addr;
 	__u16 port, rule;
-	__u8 verdict, proto;
+	__u8 verdict, proto, evop;
 	__u64 cgid;
 
 	proto = bw_net_proto(ctx->protocol);
@@ -56,13 +56,12 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 		a[2] = bpf_htonl(0xffff);
 		a[3] = ctx->user_ip4;
 	}
+	evop = op == BW_NOP_BIND      ? BW_OP_BIND
+	       : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
+				      : BW_OP_CONNECT;
 	verdict = bw_net_verdict(pol, cg->policy, &k, op, proto, port, &rule);
 	if (verdict != BW_V_DENY) {
-		bw_opstat(cg->policy,
-			  op == BW_NOP_BIND	 ? BW_OP_BIND
-			  : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
-						 : BW_OP_CONNECT,
-			  cg->mode, 1);
+		bw_opstat(cg->policy, evop, cg->mode, 1);
 		return 1;
 	}
 
@@ -70,12 +69,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	obj.port = port;
 	obj.family = v6 ? BW_FAM_IPV6 : BW_FAM_IPV4;
 	obj.proto = proto;
-	return !bw_net_outcome(cgid, cg, pol,
-			       op == BW_NOP_BIND      ? BW_OP_BIND
-			       : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
-						      : BW_OP_CONNECT,
-			       rule, &obj)
-		    .refuse;
+	return !bw_net_outcome(cgid, cg, pol, evop, rule, &obj).refuse;
 }
 
 /* Thin entry points: one per hook and address family. */
