@@ -70,7 +70,7 @@ HOOK := $(BUILD)/bpfwarden-hook
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .PHONY: FORCE all agent hook image deploytest helpers unit fuzz check hosttest vmtest checkouttest \
-	test deps demo bench install clean format vmlinux
+	test deps demo bench bench-tools install clean format vmlinux
 
 all: agent hook helpers
 
@@ -154,10 +154,12 @@ $(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(UNIT_USER_OBJS) $(HOOK_LIB_OBJS) $(BUI
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(MOUNT_LIBS) $(LIBBPF_LIBS) -o $@
 
+# sysloop is static: the exec benchmark runs it again, and a dynamic program
+# would time its libraries' opens and mappings over the guest's 9p root.
 $(BUILD)/tests/%: tests/helpers/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< -o $@ $(if $(findstring uring,$*),-luring)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(if $(findstring uring,$*),-luring) $(if $(filter sysloop,$*),-static)
 
 $(BUILD)/tests/lib%.so: tests/helpers/lib/%.c
 	$(call msg,CC,$@)
@@ -228,7 +230,16 @@ demo: all
 	tools/demo.sh
 
 # The benchmark suite (tools/bench/run.sh, docs/performance.md): not a test.
-bench: all
+# Its floor (tools/bench/floor.c): empty programs on the agent's hooks.
+FLOOR := $(BUILD)/bench/floor
+$(FLOOR): tools/bench/floor.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
+
+bench-tools: $(FLOOR)
+
+bench: all bench-tools
 	tools/bench/run.sh
 
 # The agent finds its profile library at $(PREFIX)/share/bpfwarden/profiles

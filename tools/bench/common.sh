@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Sourced by the --bench benchmarks (file-open.sh, mmap-exec.sh,
+# Sourced by the --bench benchmarks (file-open.sh, syscalls.sh, mmap-exec.sh,
 # guard-hooks.sh, start.sh) first thing: strict mode and the checkout's root
 # as working directory, their options, the guest they run in, the best of 3
 # runs.
@@ -42,4 +42,32 @@ best() {
 		if [ -z "$b" ] || awk "BEGIN{exit !($v < $b)}"; then b=$v; fi
 	done
 	echo "$b"
+}
+
+# In the guest (file-open.sh, syscalls.sh): $cg, the cgroup2 root.
+cg=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' \
+	/proc/self/mountinfo | head -1)
+
+# incg CMD...: CMD in a cgroup of its own made for it, two levels down as
+# `bpfwarden run`'s are (<cgroup2>/bpfwarden/run-PID), and removed after: a
+# cgroup that many runs have used costs more per open than a fresh one.
+incg() {
+	local c=$cg/bench/run-$BASHPID-$RANDOM rc=0
+	mkdir -p "$cg/bench"
+	mkdir "$c"
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$c" "$@" || rc=$?
+	rmdir "$c"
+	return $rc
+}
+
+# stats CMD...: 3 runs of a command printing one number: "MEDIAN SPREAD%",
+# after one run not counted: guest time counts every task's instructions,
+# and what the kernel still does after a boot or a program load (deferred
+# work, RCU callbacks) would be charged to the first run.
+stats() {
+	local a b c
+	"$@" >/dev/null
+	a=$("$@") b=$("$@") c=$("$@")
+	printf '%s\n%s\n%s\n' "$a" "$b" "$c" | sort -g | awk '
+		{ v[NR] = $1 } END { printf "%.1f %.1f\n", v[2], 100 * (v[3] - v[1]) / v[2] }'
 }

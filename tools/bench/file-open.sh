@@ -80,32 +80,6 @@ for d in $depths; do
 done
 mkdir -p "$dir"
 
-cg=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' \
-	/proc/self/mountinfo | head -1)
-# incg CMD...: CMD in a cgroup of its own made for it, two levels down as
-# `bpfwarden run`'s are (<cgroup2>/bpfwarden/run-PID), and removed after: a
-# cgroup that many runs have used costs more per open than a fresh one.
-mkdir -p "$cg/bench"
-incg() {
-	local c=$cg/bench/run-$BASHPID-$RANDOM rc=0
-	mkdir "$c"
-	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$c" "$@" || rc=$?
-	rmdir "$c"
-	return $rc
-}
-
-# stats CMD...: 3 runs of a command printing one number: "MEDIAN SPREAD%",
-# after one run not counted: guest time counts every task's instructions,
-# and what the kernel still does after a boot or a program load (deferred
-# work, RCU callbacks) would be charged to the first run.
-stats() {
-	local a b c
-	"$@" >/dev/null
-	a=$("$@") b=$("$@") c=$("$@")
-	printf '%s\n%s\n%s\n' "$a" "$b" "$c" | sort -g | awk '
-		{ v[NR] = $1 } END { printf "%.1f %.1f\n", v[2], 100 * (v[3] - v[1]) / v[2] }'
-}
-
 profile() { # profile NRULES FILE [EXTRA-LINE]
 	{
 		echo "profile bench"

@@ -11,7 +11,7 @@
 #   tools/bench/run.sh [--quick]
 #     --quick   fewer iterations (a smoke run of the suite, not figures)
 #
-# About 30 minutes on an idle machine of two cores.
+# About 60 minutes on an idle machine of two cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 quick=
@@ -31,6 +31,8 @@ start=$(date +%s)
 run file-open-6.12 tools/bench/file-open.sh --kernel 6.12 $(iters 2000)
 python3 tools/bench/chart.py "$out/file-open-6.12.txt" "$out/file-open-6.12.svg"
 run file-open-6.1 tools/bench/file-open.sh --kernel 6.1 $(iters 2000)
+run syscalls-6.12 tools/bench/syscalls.sh --kernel 6.12 $(iters 5000)
+run learn-peers-6.12 tools/bench/learn-peers.sh $(iters 20000) $([ -n "$quick" ] && echo --rounds 2 || true)
 run mmap-exec-6.12 tools/bench/mmap-exec.sh --kernel 6.12 $(iters 1000)
 run guard-hooks-6.12 tools/bench/guard-hooks.sh --kernel 6.12 $(iters 1000)
 run start-6.12 tools/bench/start.sh --kernel 6.12

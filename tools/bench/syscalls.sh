@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# syscalls.sh: what the agent costs the calls beside open() (stat, exec,
+# TCP connect refused by the peer, denied by the profile and accepted, UDP
+# sendto), as ratios to the same loop with no agent, in one guest run, with
+# the floor beside them: empty programs on every hook the agent attaches
+# (tools/bench/floor.c), the least any agent on those hooks could cost.
+# Outside the VM it boots one (tools/vm/vmrun.sh --bench: guest time counts
+# instructions).
+#
+#   tools/bench/syscalls.sh [--kernel 6.1|6.12] [--iterations N] [--timeout S]
+#
+# N is the stat loop's count; the others run fewer (exec N/100, connects
+# and UDP N/5, accepted connects N/10). Workloads (tests/helpers/sysloop.c,
+# static, run from the guest's tmpfs): stat of /tmp/f2; fork + exec of a
+# static program that exits at once + wait; connect to 127.0.0.1:9, where
+# nothing listens; connect to 127.0.0.1:10, which the profile denies (EPERM;
+# where nothing governs, refused by the peer as port 9 is); connect, accept
+# and close on 127.0.0.1:9100; sendto and recv of 64 bytes on 127.0.0.1:9101.
+#
+# Configurations, each in a fresh child cgroup: no agent; the floor;
+# programs loaded, process not governed; governed (enforce), the calls
+# allowed by rules; audit mode; learn mode (default deny, every call learned
+# once, then repeated); no agent again at the end (the figures did not
+# drift). Each figure is the median of 3 runs after one not counted, with
+# the spread.
+. "$(dirname "$0")/common.sh"
+
+if [ "${1:-}" != --in-vm ]; then
+	kernel=6.12 iters=100000 timeout=1800
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--kernel) kernel=$2; shift ;;
+		--iterations) iters=$2; shift ;;
+		--timeout) timeout=$2; shift ;;
+		*) echo "usage: $0 [--kernel 6.1|6.12] [--iterations N] [--timeout S]" >&2; exit 2 ;;
+		esac
+		shift
+	done
+	make -s all bench-tools
+	mode=--bench
+	if [ "$kernel" = 6.1 ]; then
+		# It does not boot under -icount (docs/testing.md): plain TCG, noisier.
+		mode=
+		echo "6.1: no instruction counting on this kernel; plain TCG, figures vary by 5-10%"
+	fi
+	exec tools/vm/vmrun.sh $mode --kernel "$kernel" --timeout "$timeout" -- \
+		tools/bench/syscalls.sh --in-vm "$iters"
+fi
+iters=$2
+BW=build/bpfwarden
+dir=/tmp/bench
+mkdir -p "$dir"
+cp build/tests/sysloop $dir/sysloop # off 9p: see docs/testing.md
+LOOP=$dir/sysloop
+echo data >/tmp/f2
+
+cat >$dir/p.profile <<PROFILE
+profile bench
+default allow
+deny file rw /etc/shadow
+allow file r /tmp/f2
+allow exec $dir/sysloop
+allow net connect tcp 127.0.0.1:9
+allow net connect tcp 127.0.0.1:9100
+deny net connect tcp 127.0.0.1:10
+allow net bind tcp 127.0.0.1:9100
+allow net bind udp 127.0.0.1:9101
+allow net connect udp 127.0.0.1:9101
+PROFILE
+printf 'profile bench\ndefault deny\n' >$dir/plearn.profile
+
+workloads="stat exec refused denied accepted udp"
+# args WORKLOAD CONFIG: sysloop's mode, argument and count.
+args() {
+	case $1 in
+	stat) echo stat /tmp/f2 "$iters" ;;
+	exec) echo exec $LOOP $((iters / 100)) ;;
+	refused) echo refused 9 $((iters / 5)) ;;
+	denied) [ "$2" = gov ] && echo denied 10 $((iters / 5)) || echo refused 10 $((iters / 5)) ;;
+	accepted) echo accepted 9100 $((iters / 10)) ;;
+	udp) echo udp 9101 $((iters / 5)) ;;
+	esac
+}
+
+quiet() { "$@" 2>/dev/null; }
+
+declare -A res
+measure() { # measure CONFIG CMD... (sysloop's arguments are appended per workload)
+	local config=$1 w
+	shift
+	for w in $workloads; do
+		# shellcheck disable=SC2046
+		res[$config,$w]=$(stats "$@" $LOOP $(args $w $config))
+	done
+}
+
+measure base incg
+
+# The floor: the hooks the agent attaches, read from its pinned links.
+$BW run --profile $dir/p.profile --log /dev/null -- true
+ls /sys/fs/bpf/bpfwarden/links >$dir/hooks
+$BW reset >/dev/null
+build/bench/floor "$cg" $dir/hooks build/bpf/*.bpf.o >$dir/floor.out &
+floor=$!
+for _ in $(seq 100); do grep -q attached $dir/floor.out 2>/dev/null && break; sleep 0.1; done
+if ! grep -q attached $dir/floor.out; then
+	echo "the floor did not attach (build/bench/floor)" >&2
+	exit 1
+fi
+sleep 10
+measure floor incg
+kill $floor
+wait $floor || true
+
+$BW run --profile $dir/p.profile --log /dev/null -- true # load and pin the programs
+sleep 10
+measure ungov incg
+measure gov $BW run --profile $dir/p.profile --log /dev/null --
+measure audit $BW run --mode audit --profile $dir/p.profile --log /dev/null --
+# quiet: not the "learned profile written" line of each run.
+measure learn quiet $BW run --mode learn --profile $dir/plearn.profile --output $dir/learned.profile \
+	--log /dev/null --
+$BW reset >/dev/null
+sleep 10
+measure again incg
+
+declare -A label=(
+	[stat]="stat"
+	[exec]="fork+exec+wait"
+	[refused]="connect, refused by the peer"
+	[denied]="connect, denied by the profile"
+	[accepted]="connect+accept"
+	[udp]="UDP sendto+recv"
+)
+configs="base floor ungov gov audit learn again"
+echo "calls beside open(), kernel $(uname -r), $(sed -n 's/^floor: //p' $dir/floor.out) for the floor," \
+	"median of 3 (spread); ns per call and ratio to no agent"
+printf '%-32s %14s' call "no agent"
+for c in floor ungov gov audit learn again; do
+	case $c in
+	floor) h="floor" ;;
+	ungov) h="not governed" ;;
+	gov) h="governed" ;;
+	audit) h="audit" ;;
+	learn) h="learn" ;;
+	again) h="no agent again" ;;
+	esac
+	printf '%22s' "$h"
+done
+echo
+for w in $workloads; do
+	read -r bns _ <<<"${res[base,$w]}"
+	printf '%-32s %14s' "${label[$w]}" "$(printf '%.0f ns' "$bns")"
+	for c in floor ungov gov audit learn again; do
+		read -r ns spread <<<"${res[$c,$w]}"
+		printf '%22s' "$(awk "BEGIN{printf \"%.0f %.3f (%.1f%%)\", $ns, $ns / $bns, $spread}")"
+	done
+	echo
+done
+echo "governed, 'connect, denied by the profile' is the refusal (EPERM) and its"
+echo "event; elsewhere that connect is refused by the peer, as port 9's is."
