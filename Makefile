@@ -91,8 +91,9 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
-# The identity hooks set bitmap bits with atomic ORs (BPF ISA v3, kernels >= 5.12).
-$(BUILD)/bpf/ident.bpf.o: BPF_CFLAGS += -mcpu=v3
+# The identity hooks and the cgroup tracking set bitmap bits with atomic ORs
+# (BPF ISA v3, kernels >= 5.12).
+$(BUILD)/bpf/ident.bpf.o $(BUILD)/bpf/cgroup.bpf.o: BPF_CFLAGS += -mcpu=v3
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -263,7 +264,7 @@ install: agent hook helpers
 		install -D -m 755 $$f $(DESTDIR)$(SELFTEST_DIR)/build/tests/$${f##*/} || exit 1; done
 
 format:
-	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h user/daemon/*.c user/daemon/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/helpers/lib/*.c tests/fuzz/*.c tests/host/*.c)
+	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h user/daemon/*.c user/daemon/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/helpers/lib/*.c tests/fuzz/*.c tests/host/*.c tools/bench/*.c)
 
 clean:
 	rm -rf $(BUILD)

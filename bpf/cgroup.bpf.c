@@ -49,6 +49,7 @@ int BPF_PROG(bw_cg_mkdir, struct cgroup *cgrp, const char *path)
 	copy = *parent;
 	copy.charged = (__u8)(slot + 1);
 	id = BPF_CORE_READ(cgrp, kn, id);
+	bw_gov_mark(id);
 	/*
 	 * The limits keep room for this entry (cgguard.bpf.c); should the
 	 * insert fail all the same, the child stays ungoverned, and no process

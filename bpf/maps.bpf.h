@@ -218,6 +218,53 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_dc_gen SEC(".maps");
 
+/*
+ * Cgroups that may be governed, by id (bw_pinbits_word/bit of the id): the
+ * first test of bw_governing, so that a process outside every sandbox pays
+ * a bit test, not a hash lookup. A bit is set before its cgroup's entry is
+ * made in bw_cgroups or bw_pending (by agents, with atomic ORs through a
+ * mapping: user/govern.c; by the kernel at mkdir: bpf/cgroup.bpf.c) and is
+ * never cleared, so a clear bit means "not governed". The test is used only
+ * while bw_gov_on is BW_GOV_ON: the agent that loads into a state where
+ * nothing is governed sets it (user/loader.c), `upgrade` turns it off until
+ * `reset` (an older build's agents, still running, make entries without
+ * bits). docs/enforcement.md, "Cost for processes outside every sandbox".
+ */
+BW_BITMAP(bw_govbits);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_gov_on SEC(".maps");
+
+/* False only when cgid is certainly not governed (bw_govbits). */
+static __always_inline bool bw_may_govern(__u64 cgid)
+{
+	__u32 zero = 0, word = bw_pinbits_word(cgid);
+	__u64 *on = bpf_map_lookup_elem(&bw_gov_on, &zero), *bits;
+
+	if (!on || *on != BW_GOV_ON)
+		return true;
+	bits = bpf_map_lookup_elem(&bw_govbits, &word);
+	return !bits || (*bits & bw_pinbits_bit(cgid));
+}
+
+/*
+ * Before cgid's entry is made: its bit (bw_govbits). An atomic OR, as the
+ * agents' (BPF ISA v3: the object is built with -mcpu=v3).
+ */
+static __always_inline void bw_gov_mark(__u64 cgid)
+{
+	__u32 word = bw_pinbits_word(cgid);
+	__u64 *bits = bpf_map_lookup_elem(&bw_govbits, &word);
+
+	if (bits)
+		__sync_fetch_and_or(bits, bw_pinbits_bit(cgid));
+}
+
 /* A governing entry read in one 8-byte load (bw_governing). */
 union bw_cgroup_copy {
 	__u64 raw;
@@ -237,6 +284,8 @@ static __always_inline struct bw_cgroup *bw_governing(__u64 *cgid, union bw_cgro
 	struct bw_cgroup *live;
 
 	*cgid = bpf_get_current_cgroup_id();
+	if (!bw_may_govern(*cgid))
+		return NULL;
 	live = bpf_map_lookup_elem(&bw_cgroups, cgid);
 	if (!live)
 		return NULL;

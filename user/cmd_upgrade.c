@@ -200,6 +200,30 @@ static int replace_all(struct upgrade *u)
 	return 0;
 }
 
+/*
+ * Before the new programs attach: the kernel stops trusting bw_govbits
+ * (bpf/maps.bpf.h) until the next `reset`. The older build's agents go on
+ * running on the same maps and make entries without bits.
+ */
+static int gov_filter_off(void)
+{
+	uint32_t zero = 0;
+	uint64_t off = BW_GOV_OFF;
+	int fd = bpf_obj_get(BW_PIN_ROOT "/bw_gov_on"), ret = 0;
+
+	if (fd < 0) {
+		ret = -errno;
+		bw_err("cannot open %s/bw_gov_on: %s", BW_PIN_ROOT, strerror(-ret));
+		return ret;
+	}
+	if (bpf_map_update_elem(fd, &zero, &off, BPF_ANY)) {
+		ret = -errno;
+		bw_err("cannot turn the governed-cgroup filter off: %s", strerror(-ret));
+	}
+	close(fd);
+	return ret;
+}
+
 static int stamp_version(void)
 {
 	uint64_t want = bw_objects_hash();
@@ -258,6 +282,9 @@ static int upgrade(struct bw_opts *o)
 	ret = load_all(&u, want_lsm);
 	if (ret)
 		goto out; /* nothing changed */
+	ret = gov_filter_off();
+	if (ret)
+		goto out; /* nothing changed but the filter, which only costs time */
 	ret = replace_all(&u);
 	if (ret) {
 		bw_err("upgrade stopped half way: every hook is attached, some with the old "

@@ -447,8 +447,12 @@ struct govern_arg {
 static int put(struct govern_arg *a, const char *path, uint64_t id, bool replace)
 {
 	struct bw_cgroup v = a->v, old;
-	int tries, err = EAGAIN;
+	int tries, err = EAGAIN, ret;
 
+	/* The bit first: an entry whose bit is clear is not seen (bw_may_govern). */
+	ret = bw_gov_mark(a->m, id);
+	if (ret)
+		return ret;
 	for (tries = 0; tries < 3; tries++) {
 		if (!bw_governor(a->m, id, &old)) {
 			if (!replace)
@@ -515,6 +519,8 @@ static int govern(struct bw_maps *m, const char *dir, uint32_t slot, enum bw_mod
 		bw_err("cannot govern %s: agents govern %d cgroups already, the most they may", dir,
 		       BW_MAX_CGROUPS);
 		ret = -ENOSPC;
+	} else if ((ret = bw_gov_mark(m, id))) {
+		/* Said. The bit first: the kernel moves the entry into bw_cgroups. */
 	} else if (bpf_map_update_elem(m->pending, &id, &a.v, BPF_NOEXIST)) {
 		ret = -errno;
 		bw_err("cannot govern %s from its first exec: %s (at most %d wait at once)", dir,

@@ -19,10 +19,11 @@ struct bpf_link;
 #define BW_RUN_DIR  "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
 /* Every descriptor of struct bw_maps closed (-1); the assert below keeps the count. */
-#define BW_MAPS_NFDS 20
+#define BW_MAPS_NFDS 22
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1     \
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,    \
+		    -1, -1                                                                         \
 	}
 
 struct bw_maps {
@@ -45,6 +46,8 @@ struct bw_maps {
 	int cg_count;  /* bw_cgroups entries by kind (include/bpfwarden.h) */
 	int cg_limits; /* limits on made cgroups */
 	int dc_gen;    /* the decision cache's generation (bpf/dcache.bpf.h) */
+	int govbits;   /* cgroups that may be governed (bpf/maps.bpf.h) */
+	int gov_on;    /* 1: the kernel trusts govbits */
 	int lock_fd;   /* held while changing shared state */
 };
 
@@ -104,6 +107,12 @@ int bw_cg_moves_sync(struct bw_maps *m);
 
 /* Remove a directory of pins (and so drop what only they kept loaded). */
 int bw_unpin_all(const char *dir);
+
+/*
+ * Set the bit of a cgroup in bw_govbits, before its entry is made in
+ * bw_cgroups or bw_pending: the kernel takes a clear bit for "not governed".
+ */
+int bw_gov_mark(const struct bw_maps *m, uint64_t cgroup_id);
 
 /*
  * Serialise slot allocation and cgroup changes between agents. Every agent

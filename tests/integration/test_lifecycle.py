@@ -263,6 +263,94 @@ def test_upgrade_replaces_programs_without_a_gap():
         remove_cgroup(cg)
 
 
+def map_bytes(value):
+    """A bpftool -j key or value as bytes (hex strings, or numbers with BTF)."""
+    return bytes(int(x, 16) if isinstance(x, str) else x for x in value)
+
+
+def gov_filter():
+    """bw_gov_on: 0 not yet set, 1 the kernel trusts bw_govbits, 2 off (upgrade)."""
+    return int.from_bytes(map_bytes(bpftool("map", "dump", "pinned",
+                                            PINS + "/bw_gov_on")[0]["value"]), "little")
+
+
+def hexbytes(b):
+    return ["0x%02x" % x for x in b]
+
+
+def test_governed_cgroup_filter_and_an_older_builds_entries():
+    """bw_governing tests a cgroup's bit in bw_govbits before it looks the
+    cgroup up (bpf/maps.bpf.h): a clear bit is "not governed". This build
+    sets the bit before every entry it makes; an older build's agents do
+    not, and go on running after `upgrade`. Such an entry (made here with
+    bpftool, no bit) is not seen while the filter is on (the control: the
+    filter is really in the way), and is seen once `upgrade` has turned the
+    filter off: a process in that cgroup is refused again."""
+    need_lsm()
+    check_eq(subprocess.run([BW, "reset"], capture_output=True).returncode, 0, "reset")
+    write(S + "/secret", "s\n")
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+    cg = make_cgroup("bwtest-filter")
+    bare = make_cgroup("bwtest-filter-bare")
+    log = S + "/filter.log"
+    agent = None
+    cat = "echo $$ > %%s/cgroup.procs && exec cat %s/secret" % S
+
+    def cat_in(c):
+        return subprocess.run(["sh", "-c", cat % c], capture_output=True, text=True)
+    try:
+        agent = attach(cg, p, log)
+        check_eq(gov_filter(), 1, "the filter after a load into an empty state")
+        check(cat_in(cg).returncode != 0, "the governed cgroup refuses the secret")
+        key = os.stat(cg).st_ino.to_bytes(8, "little")
+        entry = bpftool("map", "lookup", "pinned", PINS + "/bw_cgroups", "key",
+                        *hexbytes(key))
+        value = map_bytes(entry["value"])
+        # What an older build's agent makes: the entry, no bit.
+        bare_key = os.stat(bare).st_ino.to_bytes(8, "little")
+        r = subprocess.run(["bpftool", "map", "update", "pinned", PINS + "/bw_cgroups", "key"]
+                           + hexbytes(bare_key) + ["value"] + hexbytes(value) + ["noexist"],
+                           capture_output=True, text=True)
+        check_eq(r.returncode, 0, "bpftool map update bw_cgroups: " + r.stderr)
+        r = cat_in(bare)
+        check_eq(r.returncode, 0, "control: an entry without its bit is not seen while the "
+                 "filter is on (%s)" % r.stderr.strip())
+        r = subprocess.run(["bpftool", "map", "update", "pinned", PINS + "/bw_version",
+                            "key", "0", "0", "0", "0", "value", "1", "2", "3", "4", "5", "6",
+                            "7", "8"], capture_output=True, text=True)
+        check_eq(r.returncode, 0, "bpftool map update bw_version: " + r.stderr)
+        u = subprocess.run([BW, "upgrade"], capture_output=True, text=True, timeout=120)
+        check_eq(u.returncode, 0, "upgrade exit status (%s)" % u.stderr)
+        check_eq(gov_filter(), 2, "the filter after upgrade")
+        r = cat_in(bare)
+        check(r.returncode != 0 and "Permission denied" in r.stderr,
+              "an older build's entry governs once upgrade turned the filter off (%d: %s)"
+              % (r.returncode, r.stderr.strip()))
+        check(cat_in(cg).returncode != 0, "the governed cgroup still refuses the secret")
+        # Off until reset: a load into an empty state does not turn it on again.
+        subprocess.run(["bpftool", "map", "delete", "pinned", PINS + "/bw_cgroups", "key"]
+                       + hexbytes(bare_key), capture_output=True)
+        stop(agent)
+        agent = None
+        r = subprocess.run([BW, "run", "--profile", p, "--", "true"], capture_output=True,
+                           text=True, timeout=60)
+        check_eq(r.returncode, 0, "run after the upgrade (%s)" % r.stderr)
+        check_eq(gov_filter(), 2, "the filter after a load once nothing is governed")
+        check_eq(subprocess.run([BW, "reset"], capture_output=True).returncode, 0, "reset")
+        r = subprocess.run([BW, "run", "--profile", p, "--", "true"], capture_output=True,
+                           text=True, timeout=180)
+        check_eq(r.returncode, 0, "run after reset (%s)" % r.stderr)
+        check_eq(gov_filter(), 1, "the filter after reset and a load")
+    finally:
+        subprocess.run(["bpftool", "map", "delete", "pinned", PINS + "/bw_cgroups", "key"]
+                       + hexbytes(os.stat(bare).st_ino.to_bytes(8, "little")),
+                       capture_output=True)
+        if agent:
+            stop(agent)
+        remove_cgroup(cg)
+        remove_cgroup(bare)
+
+
 def test_enforcement_survives_sigkill_and_is_taken_over():
     """SIGKILL of the agent leaves the cgroup governed (the pins hold the
     programs and the policy); `attach --replace` from a new agent takes the
@@ -507,6 +595,7 @@ def test_idle_daemon_sleeps_and_still_wakes():
 TESTS = [
     test_profile_swap_is_atomic,
     test_upgrade_replaces_programs_without_a_gap,
+    test_governed_cgroup_filter_and_an_older_builds_entries,
     test_enforcement_survives_sigkill_and_is_taken_over,
     test_idle_agent_sleeps_and_still_wakes,
     test_idle_agent_ends_on_detach_and_rmdir,
