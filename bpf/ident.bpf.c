@@ -135,7 +135,7 @@ static __always_inline void bw_adopt_at(struct inode *dir, struct dentry *dentry
 	__u32 zero = 0, len;
 	__u64 *dpos;
 
-	dk.ino = BPF_CORE_READ(dir, i_ino);
+	dk.ino = dir->i_ino;
 	if (!bw_bit_test(&bw_posbits, dk.ino))
 		return;
 	dk.dev = BPF_CORE_READ(dir, i_sb, s_dev);
@@ -190,7 +190,8 @@ int BPF_PROG(bw_d_inst, struct dentry *dentry, struct inode *inode)
 		return 0;
 	/* A verdict kept for the inode's old dentry must not be taken for this one. */
 	bw_dc_forget(inode);
-	dir = BPF_CORE_READ(dentry, d_parent, d_inode);
+	/* Plain loads through the hook's typed pointers: every new dentry comes here. */
+	dir = dentry->d_parent->d_inode;
 	if (dir)
 		bw_adopt_at(dir, dentry, inode);
 	return 0;

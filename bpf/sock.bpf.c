@@ -185,6 +185,7 @@ int BPF_PROG(bw_unix_mknod, const struct path *dir, struct dentry *dentry, umode
 SEC("lsm/socket_connect")
 int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
+	struct sock *sk;
 	struct bw_net_obj obj = {};
 	struct bw_net_key k = {};
 	struct bw_cgroup *cg;
@@ -196,7 +197,9 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 
 	if (ret)
 		return ret;
-	if (BPF_CORE_READ(sock, sk, sk_protocol) != IPPROTO_UDPLITE)
+	/* Plain loads through the hook's typed pointer: every connect comes here. */
+	sk = sock->sk;
+	if (!sk || sk->sk_protocol != IPPROTO_UDPLITE)
 		return 0;
 	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
