@@ -107,18 +107,45 @@ static const char *mode_name(unsigned m)
 				    : "unknown";
 }
 
-/* RFC 3339 in UTC with nanoseconds. */
+/* The n decimal digits of v, zero-padded, at p; returns p + n. */
+static char *digits(char *p, unsigned long long v, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + n;
+}
+
+/*
+ * RFC 3339 in UTC with nanoseconds, "2026-12-02T01:45:45.200853746Z". Built
+ * by hand: every record has one, and snprintf (here and in jw_u64) was about
+ * a tenth of the agent's time per learn record.
+ */
 static void put_ts(struct jw *w, int64_t real_ns)
 {
 	time_t sec = real_ns / 1000000000LL;
 	struct tm tm;
-	char ts[64];
+	char ts[40], *p = ts;
 
 	gmtime_r(&sec, &tm);
-	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (long long)(real_ns % 1000000000LL));
-	jw_str(w, "ts", ts);
+	*p++ = '"';
+	p = digits(p, (unsigned)(tm.tm_year + 1900) % 10000, 4);
+	*p++ = '-';
+	p = digits(p, tm.tm_mon + 1, 2);
+	*p++ = '-';
+	p = digits(p, tm.tm_mday, 2);
+	*p++ = 'T';
+	p = digits(p, tm.tm_hour, 2);
+	*p++ = ':';
+	p = digits(p, tm.tm_min, 2);
+	*p++ = ':';
+	p = digits(p, tm.tm_sec, 2);
+	*p++ = '.';
+	p = digits(p, (unsigned long long)(real_ns % 1000000000LL), 9);
+	*p++ = 'Z';
+	*p++ = '"';
+	jw_raw(w, "ts", ts, p - ts);
 }
 
 static void put_cgroup(struct jw *w, uint64_t id, const char *path)

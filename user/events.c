@@ -149,6 +149,26 @@ static const char *real_name(struct bw_events *e, struct bw_event *head, const c
 	return full;
 }
 
+/* Past this much waiting, the lines go out before the poll ends. */
+#define BW_OUT_FLUSH (64 * 1024)
+
+static void out_flush(struct bw_events *e)
+{
+	int ret = jw_flush(&e->out, e->log_fd);
+
+	if (ret)
+		bw_err("cannot write the audit log: %s", strerror(-ret));
+}
+
+/* e->line, just built, to the lines waiting for the end of the poll. */
+static void out_line(struct bw_events *e)
+{
+	if (jw_append_line(&e->out, &e->line))
+		bw_err("cannot write the audit log: %s", strerror(ENOMEM));
+	if (e->out.len >= BW_OUT_FLUSH)
+		out_flush(e);
+}
+
 static int handle(void *ctx, void *data, size_t size)
 {
 	struct bw_events *e = ctx;
@@ -157,7 +177,6 @@ static int handle(void *ctx, void *data, size_t size)
 	char exe[PATH_MAX] = "", link[64], cgpath[PATH_MAX];
 	struct bw_event_src src = {.profile = e->profile, .cgroup_path = cgpath};
 	const char *path;
-	struct jw w;
 	ssize_t n;
 
 	if (size < sizeof(head))
@@ -179,11 +198,8 @@ static int handle(void *ctx, void *data, size_t size)
 		cgroup_path_of(e, ev->cgroup_id, cgpath, sizeof(cgpath));
 	}
 
-	jw_init(&w);
-	bw_event_format(&w, ev, path, exe, e->boot_to_real_ns, &src);
-	if (jw_write_line(&w, e->log_fd))
-		bw_err("cannot write the audit log: %s", strerror(errno));
-	jw_free(&w);
+	bw_event_format(&e->line, ev, path, exe, e->boot_to_real_ns, &src);
+	out_line(e);
 
 	if (ev->type == BW_EV_DENY) {
 		e->denials++;
@@ -214,6 +230,7 @@ int bw_events_poll(struct bw_events *e, int timeout_ms)
 {
 	int n = ring_buffer__poll(e->rb, timeout_ms);
 
+	out_flush(e);
 	return n == -EINTR ? 0 : n;
 }
 
@@ -229,12 +246,10 @@ static struct bw_event_src own_src(const struct bw_events *e)
 static void put_lost(struct bw_events *e, uint64_t count, const char *reason)
 {
 	struct bw_event_src src = own_src(e);
-	struct jw w;
 
-	jw_init(&w);
-	bw_event_format_lost(&w, now_real(), count, reason, &src);
-	jw_write_line(&w, e->log_fd);
-	jw_free(&w);
+	bw_event_format_lost(&e->line, now_real(), count, reason, &src);
+	out_line(e);
+	out_flush(e);
 }
 
 void bw_events_check_lost(struct bw_events *e)
@@ -278,16 +293,18 @@ void bw_events_check_lost(struct bw_events *e)
 void bw_events_agent(struct bw_events *e, const char *msg)
 {
 	struct bw_event_src src = own_src(e);
-	struct jw w;
 
-	jw_init(&w);
-	bw_event_format_agent(&w, now_real(), msg, &src);
-	jw_write_line(&w, e->log_fd);
-	jw_free(&w);
+	/* After the records read before it (on-deny kill writes it inside a poll). */
+	bw_event_format_agent(&e->line, now_real(), msg, &src);
+	out_line(e);
+	out_flush(e);
 }
 
 void bw_events_close(struct bw_events *e)
 {
+	out_flush(e);
+	jw_free(&e->line);
+	jw_free(&e->out);
 	ring_buffer__free(e->rb);
 	e->rb = NULL;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "bpfwarden.h"
+#include "jsonw.h"
 #include "loader.h"
 #include "profile.h"
 
@@ -44,6 +45,12 @@ struct bw_events {
 	 */
 	const struct bw_k8s_id *(*identify)(void *ctx, uint64_t cgroup_id, char *path, size_t len);
 	void *identify_ctx;
+	/*
+	 * A record is built in line (kept from one record to the next) and
+	 * waits in out until the poll that read it ends: one write(2) for all
+	 * the records a wake-up reads, whole lines each.
+	 */
+	struct jw line, out;
 };
 
 int bw_events_open(struct bw_events *e, int rb_fd);

@@ -74,15 +74,29 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Printable ASCII but the quote and the backslash: copied as it is. */
+static int plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
 void jw_escape(struct jw *w, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	char tmp[8];
-	size_t i = 0, l;
+	size_t i = 0, l, run;
 
 	while (i < n) {
 		unsigned char c = s[i];
 
+		/* Paths and names are mostly plain: one copy per run of it. */
+		for (run = i; run < n && plain(s[run]); run++)
+			;
+		if (run > i) {
+			put(w, str + i, run - i);
+			i = run;
+			continue;
+		}
 		if (c == '"' || c == '\\') {
 			putc_(w, '\\');
 			putc_(w, c);
@@ -172,10 +186,48 @@ void jw_str(struct jw *w, const char *k, const char *s)
 
 void jw_u64(struct jw *w, const char *k, uint64_t v)
 {
-	char tmp[32];
+	char tmp[24], *p = tmp + sizeof(tmp);
 
 	key(w, k);
-	put(w, tmp, snprintf(tmp, sizeof(tmp), "%" PRIu64, v));
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(w, p, tmp + sizeof(tmp) - p);
+}
+
+void jw_raw(struct jw *w, const char *k, const char *s, size_t n)
+{
+	key(w, k);
+	put(w, s, n);
+}
+
+int jw_append_line(struct jw *dst, const struct jw *line)
+{
+	put(dst, line->buf, line->len);
+	putc_(dst, '\n');
+	return line->oom || dst->oom ? -ENOMEM : 0;
+}
+
+int jw_flush(struct jw *w, int fd)
+{
+	size_t off = 0;
+	int ret = w->oom ? -ENOMEM : 0;
+
+	while (off < w->len) {
+		ssize_t n = write(fd, w->buf + off, w->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			break;
+		}
+		off += n;
+	}
+	w->len = 0;
+	w->oom = 0;
+	return ret;
 }
 
 void jw_bool(struct jw *w, const char *k, int v)

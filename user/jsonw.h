@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A JSON line built in memory and written with one write(2), so that a log
- * never holds a partial line. Strings are UTF-8; a byte that is not valid
+ * A JSON line built in memory and written whole (alone with jw_write_line,
+ * or gathered with others for one write with jw_append_line and jw_flush),
+ * so that a log never holds a partial line. Strings are UTF-8; a byte that is not valid
  * UTF-8 is written as \udcXX (the lone surrogate U+DC00+byte, as Python's
  * "surrogateescape" reads it back), which keeps the original bytes
  * recoverable and the line valid JSON.
@@ -34,5 +35,14 @@ void jw_bool(struct jw *w, const char *key, int v);
 void jw_escape(struct jw *w, const char *s, size_t n);
 /* Write buf plus '\n' to fd in one call; returns 0 or -errno. */
 int jw_write_line(struct jw *w, int fd);
+/* "key": and the bytes of s as they are (JSON already: a number, a quoted string). */
+void jw_raw(struct jw *w, const char *key, const char *s, size_t n);
+/*
+ * Lines gathered for one write: append line (whole, with its '\n') to dst;
+ * jw_flush writes dst out and empties it (a short write is written on; an
+ * error drops what is left). Both return 0 or -errno.
+ */
+int jw_append_line(struct jw *dst, const struct jw *line);
+int jw_flush(struct jw *w, int fd);
 
 #endif

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* JSON line writer: escaping, invalid UTF-8, one line per record. */
+/* JSON line writer: escaping, invalid UTF-8, numbers, whole lines gathered and written. */
 #include <check.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsonw.h"
 #include "suites.h"
@@ -67,6 +69,54 @@ START_TEST(object_layout)
 }
 END_TEST
 
+START_TEST(numbers)
+{
+	struct jw w;
+
+	jw_init(&w);
+	jw_begin(&w);
+	jw_u64(&w, "a", 0);
+	jw_u64(&w, "b", 7);
+	jw_u64(&w, "c", UINT64_MAX);
+	jw_end(&w);
+	ck_assert_int_eq((int)w.len, (int)strlen("{\"a\":0,\"b\":7,\"c\":18446744073709551615}"));
+	ck_assert(!memcmp(w.buf, "{\"a\":0,\"b\":7,\"c\":18446744073709551615}", w.len));
+	jw_free(&w);
+}
+END_TEST
+
+/* Two records gathered, one flush: both lines whole, in order, and out is empty after. */
+START_TEST(lines_gathered_and_flushed)
+{
+	struct jw line, out;
+	char got[128] = "";
+	int fds[2];
+	ssize_t n;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	jw_init(&line);
+	jw_init(&out);
+	jw_begin(&line);
+	jw_str(&line, "n", "one");
+	jw_end(&line);
+	ck_assert_int_eq(jw_append_line(&out, &line), 0);
+	jw_begin(&line);
+	jw_str(&line, "n", "two \"2\"");
+	jw_end(&line);
+	ck_assert_int_eq(jw_append_line(&out, &line), 0);
+	ck_assert_int_eq(jw_flush(&out, fds[1]), 0);
+	ck_assert_int_eq((int)out.len, 0);
+	ck_assert_int_eq(jw_flush(&out, fds[1]), 0); /* nothing waits: nothing written */
+	close(fds[1]);
+	n = read(fds[0], got, sizeof(got) - 1);
+	ck_assert_int_gt((int)n, 0);
+	ck_assert_str_eq(got, "{\"n\":\"one\"}\n{\"n\":\"two \\\"2\\\"\"}\n");
+	close(fds[0]);
+	jw_free(&line);
+	jw_free(&out);
+}
+END_TEST
+
 Suite *jsonw_suite(void)
 {
 	Suite *s = suite_create("jsonw");
@@ -75,6 +125,8 @@ Suite *jsonw_suite(void)
 	tcase_add_test(tc, escapes);
 	tcase_add_test(tc, invalid_utf8_is_surrogate_escaped);
 	tcase_add_test(tc, object_layout);
+	tcase_add_test(tc, numbers);
+	tcase_add_test(tc, lines_gathered_and_flushed);
 	suite_add_tcase(s, tc);
 	return s;
 }
