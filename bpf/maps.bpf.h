@@ -224,31 +224,19 @@ struct {
  * a bit test, not a hash lookup. A bit is set before its cgroup's entry is
  * made in bw_cgroups or bw_pending (by agents, with atomic ORs through a
  * mapping: user/govern.c; by the kernel at mkdir: bpf/cgroup.bpf.c) and is
- * never cleared, so a clear bit means "not governed". The test is used only
- * while bw_gov_on is BW_GOV_ON: the agent that loads into a state where
- * nothing is governed sets it (user/loader.c), `upgrade` turns it off until
- * `reset` (an older build's agents, still running, make entries without
- * bits). docs/enforcement.md, "Cost for processes outside every sandbox".
+ * never cleared, so a clear bit means "not governed". `upgrade` sets every
+ * bit, until `reset` (an older build's agents, still running, make entries
+ * without bits). docs/enforcement.md, "Cost for processes outside every
+ * sandbox".
  */
 BW_BITMAP(bw_govbits);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} bw_gov_on SEC(".maps");
 
 /* False only when cgid is certainly not governed (bw_govbits). */
 static __always_inline bool bw_may_govern(__u64 cgid)
 {
-	__u32 zero = 0, word = bw_pinbits_word(cgid);
-	__u64 *on = bpf_map_lookup_elem(&bw_gov_on, &zero), *bits;
+	__u32 word = bw_pinbits_word(cgid);
+	__u64 *bits = bpf_map_lookup_elem(&bw_govbits, &word);
 
-	if (!on || *on != BW_GOV_ON)
-		return true;
-	bits = bpf_map_lookup_elem(&bw_govbits, &word);
 	return !bits || (*bits & bw_pinbits_bit(cgid));
 }
 

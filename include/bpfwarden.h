@@ -58,13 +58,6 @@
  * to test it and the agent to set it: were they to disagree, a pin would be
  * skipped. Plain C without libc, for BPF and user space alike.
  */
-/* bw_gov_on's value (bpf/maps.bpf.h): whether the kernel trusts bw_govbits. */
-enum bw_gov_filter {
-	BW_GOV_UNSET = 0, /* not yet: the next load into a state governing nothing sets ON */
-	BW_GOV_ON = 1,
-	BW_GOV_OFF = 2, /* after `upgrade`, until `reset` */
-};
-
 static inline __u32 bw_pinbits_word(__u64 ino)
 {
 	return (__u32)((ino * BW_PINBITS_MUL) >> (64 - BW_PINBITS_SHIFT));

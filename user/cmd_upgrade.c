@@ -30,6 +30,7 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "loader.h"
+#include "pins.h"
 #include "probe.h"
 #include "util.h"
 
@@ -201,24 +202,28 @@ static int replace_all(struct upgrade *u)
 }
 
 /*
- * Before the new programs attach: the kernel stops trusting bw_govbits
- * (bpf/maps.bpf.h) until the next `reset`. The older build's agents go on
- * running on the same maps and make entries without bits.
+ * Before the new programs attach: every bit of bw_govbits (bpf/maps.bpf.h)
+ * set, until `reset`, so that every cgroup "may be governed" and is looked
+ * up. The older build's agents go on running on the same maps and make
+ * entries without bits; a build that had no bitmap made none at all.
  */
-static int gov_filter_off(void)
+static int gov_bits_fill(void)
 {
-	uint32_t zero = 0;
-	uint64_t off = BW_GOV_OFF;
-	int fd = bpf_obj_get(BW_PIN_ROOT "/bw_gov_on"), ret = 0;
+	int fd = bpf_obj_get(BW_PIN_ROOT "/bw_govbits"), ret = 0;
+	__u64 *bits;
 
 	if (fd < 0) {
 		ret = -errno;
-		bw_err("cannot open %s/bw_gov_on: %s", BW_PIN_ROOT, strerror(-ret));
+		bw_err("cannot open %s/bw_govbits: %s", BW_PIN_ROOT, strerror(-ret));
 		return ret;
 	}
-	if (bpf_map_update_elem(fd, &zero, &off, BPF_ANY)) {
+	bits = bw_bits_map(fd);
+	if (!bits) {
 		ret = -errno;
-		bw_err("cannot turn the governed-cgroup filter off: %s", strerror(-ret));
+		bw_err("cannot map the governed-cgroup bitmap: %s", strerror(-ret));
+	} else {
+		memset(bits, 0xff, BW_BITS_SIZE);
+		bw_bits_unmap(bits);
 	}
 	close(fd);
 	return ret;
@@ -282,9 +287,9 @@ static int upgrade(struct bw_opts *o)
 	ret = load_all(&u, want_lsm);
 	if (ret)
 		goto out; /* nothing changed */
-	ret = gov_filter_off();
+	ret = gov_bits_fill();
 	if (ret)
-		goto out; /* nothing changed but the filter, which only costs time */
+		goto out; /* nothing changed but bits set, which only cost time */
 	ret = replace_all(&u);
 	if (ret) {
 		bw_err("upgrade stopped half way: every hook is attached, some with the old "

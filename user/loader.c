@@ -551,7 +551,6 @@ int bw_open_pinned(struct bw_maps *m)
 	    {&m->pos_dirs, "bw_pos_dirs"},     {&m->posbits, "bw_posbits"},
 	    {&m->cg_count, "bw_cg_count"},     {&m->cg_limits, "bw_cg_limits"},
 	    {&m->dc_gen, "bw_dc_gen"},	       {&m->govbits, "bw_govbits"},
-	    {&m->gov_on, "bw_gov_on"},
 	};
 	size_t i;
 
@@ -691,30 +690,6 @@ int bw_gov_mark(const struct bw_maps *m, uint64_t cgroup_id)
 	return 0;
 }
 
-/*
- * The kernel trusts bw_govbits (bw_may_govern) once an agent of this build
- * has loaded into pinned state where nothing is governed: those maps are
- * this build's (check_version), so every entry made from then on is made by
- * its code, which sets the bit first. Never after `upgrade` (BW_GOV_OFF
- * until `reset`): agents of the older build go on running on the same maps
- * and make entries without bits. Under the agents' lock; the kernel makes
- * no entry without a governed parent or a pending one.
- */
-static void gov_filter_arm(const struct bw_maps *m)
-{
-	uint32_t zero = 0;
-	uint64_t on = 0, key;
-
-	if (bpf_map_lookup_elem(m->gov_on, &zero, &on) || on != BW_GOV_UNSET)
-		return;
-	if (!bpf_map_get_next_key(m->cgroups, NULL, &key) ||
-	    !bpf_map_get_next_key(m->pending, NULL, &key))
-		return;
-	on = BW_GOV_ON;
-	if (bpf_map_update_elem(m->gov_on, &zero, &on, BPF_ANY))
-		bw_dbg("cannot turn the governed-cgroup filter on: %s", strerror(errno));
-}
-
 int bw_load(struct bw_maps *m, bool want_lsm)
 {
 	int ret, cg_fd = -1;
@@ -751,8 +726,6 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 		if (ret)
 			bw_err("cannot open the pinned maps under %s: %s", BW_PIN_ROOT,
 			       strerror(-ret));
-		else
-			gov_filter_arm(m);
 	}
 	bw_unlock(m);
 	return ret;
@@ -763,8 +736,7 @@ void bw_maps_close(struct bw_maps *m)
 	int *fds[] = {&m->cgroups,    &m->policies, &m->file_rules, &m->exec_rules, &m->net_rules,
 		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits,
 		      &m->opstats,    &m->pending,  &m->positions,  &m->pos_pins,   &m->pos_dirs,
-		      &m->posbits,    &m->cg_count, &m->cg_limits,  &m->dc_gen,	    &m->govbits,
-		      &m->gov_on};
+		      &m->posbits,    &m->cg_count, &m->cg_limits,  &m->dc_gen,	    &m->govbits};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

@@ -415,8 +415,6 @@ void bw_pins_policy(const struct bw_compiled *c, const struct bw_pin_set *ps, st
 		add_pin_dev(pol, ps->pos_devs[i]);
 }
 
-#define BW_BITS_SIZE (BW_PINBITS_WORDS * sizeof(__u64))
-
 __u64 *bw_bits_map(int map_fd)
 {
 	void *p = mmap(NULL, BW_BITS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
