@@ -17,8 +17,9 @@
 # the memory controller's accounting on each open (6 to 12% of this loop),
 # which is no agent's cost. A row in the root cgroup shows it.
 #
-# Configurations: no agent (child cgroup; and the root cgroup); programs
-# loaded, process not governed; governed with 10, 1,000 and 10,000 rules
+# Configurations: no agent (child cgroup; and the root cgroup); the floor,
+# empty programs on every hook the agent attaches (tools/bench/floor.c);
+# programs loaded, process not governed; governed with 10, 1,000 and 10,000 rules
 # (default allow, the file matched by an allow rule, one deny rule on
 # another file system, so no pin climb); with a deny rule on the file's own
 # file system (the pin climb runs where nothing is kept); learn mode under
@@ -41,7 +42,7 @@ if [ "${1:-}" != --in-vm ]; then
 		esac
 		shift
 	done
-	make -s all
+	make -s all bench-tools
 	mode=--bench
 	if [ "$kernel" = 6.1 ]; then
 		# It does not boot under -icount (docs/testing.md): plain TCG, noisier.
@@ -105,10 +106,22 @@ measure() { # measure NAME CMD... (the loop's FILE$suffix and N are appended per
 }
 
 if [ "$phase" = main ]; then
-	rows="base root ungov gov10 gov1000 gov10000 slow climb learn landlock again"
+	rows="base root floor ungov gov10 gov1000 gov10000 slow climb learn landlock again"
 	measure base incg $LOOP
 	measure root $LOOP
 	profile 10 $dir/p10.profile
+	# The floor (tools/bench/floor.c): empty programs on the agent's hooks.
+	$BW run --profile $dir/p10.profile --log /dev/null -- true
+	ls /sys/fs/bpf/bpfwarden/links >$dir/hooks
+	$BW reset >/dev/null
+	build/bench/floor "$cg" $dir/hooks build/bpf/*.bpf.o >$dir/floor.out &
+	floor=$!
+	for _ in $(seq 100); do grep -q attached $dir/floor.out 2>/dev/null && break; sleep 0.1; done
+	grep -q attached $dir/floor.out || { echo "the floor did not attach" >&2; exit 1; }
+	sleep 10
+	measure floor incg $LOOP
+	kill $floor
+	wait $floor || true
 	$BW run --profile $dir/p10.profile --log /dev/null -- true # load and pin the programs
 	sleep 10
 	measure ungov incg $LOOP
@@ -162,6 +175,7 @@ fi
 declare -A label=(
 	[base]="no agent"
 	[root]="no agent, root cgroup"
+	[floor]="floor: empty programs"
 	[ungov]="loaded, process not governed"
 	[gov10]="governed, 10 rules"
 	[gov1000]="governed, 1,000 rules"
