@@ -71,3 +71,50 @@ stats() {
 	printf '%s\n%s\n%s\n' "$a" "$b" "$c" | sort -g | awk '
 		{ v[NR] = $1 } END { printf "%.1f %.1f\n", v[2], 100 * (v[3] - v[1]) / v[2] }'
 }
+
+# bench_outside SCRIPT DEFAULT-ITERATIONS [--kernel K] [--iterations N] [--timeout S]:
+# outside the VM (file-open.sh, syscalls.sh), their options and build; sets
+# $kernel, $iters, $timeout and $mode, vmrun.sh's option for the kernel
+# (--bench, or nothing on 6.1, which does not boot under -icount).
+bench_outside() {
+	local script=$1
+	iters=$2 kernel=6.12 timeout=1800
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--kernel) kernel=$2; shift ;;
+		--iterations) iters=$2; shift ;;
+		--timeout) timeout=$2; shift ;;
+		*) echo "usage: $script [--kernel 6.1|6.12] [--iterations N] [--timeout S]" >&2; exit 2 ;;
+		esac
+		shift
+	done
+	make -s all bench-tools
+	mode=--bench
+	if [ "$kernel" = 6.1 ]; then
+		# It does not boot under -icount (docs/testing.md): plain TCG, noisier.
+		mode=
+		echo "6.1: no instruction counting on this kernel; plain TCG, figures vary by 5-10%"
+	fi
+}
+
+# floor_start PROFILE / floor_stop, in the guest: the floor (tools/bench/
+# floor.c) on the hooks the agent attaches, read from its pinned links
+# after a run under PROFILE; the agent's programs are unloaded meanwhile.
+floor_start() {
+	$BW run --profile "$1" --log /dev/null -- true
+	ls /sys/fs/bpf/bpfwarden/links >$dir/hooks
+	$BW reset >/dev/null
+	build/bench/floor "$cg" $dir/hooks build/bpf/*.bpf.o >$dir/floor.out &
+	floor=$!
+	for _ in $(seq 100); do grep -q attached $dir/floor.out 2>/dev/null && break; sleep 0.1; done
+	if ! grep -q attached $dir/floor.out; then
+		echo "the floor did not attach (build/bench/floor)" >&2
+		exit 1
+	fi
+	sleep 10 # what loading left to do (common.sh, stats)
+}
+floor_stop() {
+	kill $floor
+	wait $floor || true
+}

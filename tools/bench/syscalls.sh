@@ -28,23 +28,7 @@
 . "$(dirname "$0")/common.sh"
 
 if [ "${1:-}" != --in-vm ]; then
-	kernel=6.12 iters=100000 timeout=1800
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--kernel) kernel=$2; shift ;;
-		--iterations) iters=$2; shift ;;
-		--timeout) timeout=$2; shift ;;
-		*) echo "usage: $0 [--kernel 6.1|6.12] [--iterations N] [--timeout S]" >&2; exit 2 ;;
-		esac
-		shift
-	done
-	make -s all bench-tools
-	mode=--bench
-	if [ "$kernel" = 6.1 ]; then
-		# It does not boot under -icount (docs/testing.md): plain TCG, noisier.
-		mode=
-		echo "6.1: no instruction counting on this kernel; plain TCG, figures vary by 5-10%"
-	fi
+	bench_outside "$0" 100000 "$@"
 	exec tools/vm/vmrun.sh $mode --kernel "$kernel" --timeout "$timeout" -- \
 		tools/bench/syscalls.sh --in-vm "$iters"
 fi
@@ -98,21 +82,9 @@ measure() { # measure CONFIG CMD... (sysloop's arguments are appended per worklo
 
 measure base incg
 
-# The floor: the hooks the agent attaches, read from its pinned links.
-$BW run --profile $dir/p.profile --log /dev/null -- true
-ls /sys/fs/bpf/bpfwarden/links >$dir/hooks
-$BW reset >/dev/null
-build/bench/floor "$cg" $dir/hooks build/bpf/*.bpf.o >$dir/floor.out &
-floor=$!
-for _ in $(seq 100); do grep -q attached $dir/floor.out 2>/dev/null && break; sleep 0.1; done
-if ! grep -q attached $dir/floor.out; then
-	echo "the floor did not attach (build/bench/floor)" >&2
-	exit 1
-fi
-sleep 10
+floor_start $dir/p.profile
 measure floor incg
-kill $floor
-wait $floor || true
+floor_stop
 
 $BW run --profile $dir/p.profile --log /dev/null -- true # load and pin the programs
 sleep 10
