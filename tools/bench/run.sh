@@ -36,4 +36,5 @@ run learn-peers-6.12 tools/bench/learn-peers.sh $(iters 20000) $([ -n "$quick" ]
 run mmap-exec-6.12 tools/bench/mmap-exec.sh --kernel 6.12 $(iters 1000)
 run guard-hooks-6.12 tools/bench/guard-hooks.sh --kernel 6.12 $(iters 1000)
 run start-6.12 tools/bench/start.sh --kernel 6.12
+run memory-6.12 tools/bench/memory.sh --kernel 6.12
 echo "bench: done in $(($(date +%s) - start)) s; tables in $out/, the chart in $out/file-open-6.12.svg"
