@@ -139,21 +139,6 @@ static bool all_pinned(struct bpf_object *obj)
 	return true;
 }
 
-/* The running kernel's BTF, read once (NULL without it: then nothing loads anyway). */
-static const struct btf *kernel_btf(void)
-{
-	static struct btf *btf;
-	static bool tried;
-
-	if (!tried) {
-		tried = true;
-		btf = btf__load_vmlinux_btf();
-		if (libbpf_get_error(btf))
-			btf = NULL;
-	}
-	return btf;
-}
-
 /*
  * What the loader asks of the kernel's BTF, found in one pass over its
  * types: each LSM hook a BPF program can attach to is a function
@@ -163,7 +148,7 @@ static const struct btf *kernel_btf(void)
  */
 static struct {
 	bool read, have_btf, idmap;
-	const char **hooks; /* names after "bpf_lsm_", in the BTF's strings */
+	const char **hooks; /* names after "bpf_lsm_", copied */
 	size_t nhooks;
 } kernel_facts;
 
@@ -174,13 +159,17 @@ static int cmp_name(const void *a, const void *b)
 
 static void kernel_facts_read(void)
 {
-	const struct btf *btf = kernel_btf();
+	/*
+	 * Not kept: the parsed BTF is 5 MB or more of each agent's memory for
+	 * its lifetime (docs/performance.md, "Memory per sandbox").
+	 */
+	struct btf *btf = btf__load_vmlinux_btf();
 	size_t cap = 0;
 	__u32 id, n;
 
 	kernel_facts.read = true;
-	if (!btf)
-		return;
+	if (libbpf_get_error(btf))
+		return; /* then nothing loads anyway */
 	kernel_facts.have_btf = true;
 	n = btf__type_cnt(btf);
 	for (id = 1; id < n; id++) {
@@ -200,9 +189,12 @@ static void kernel_facts_read(void)
 						  loaded */
 				kernel_facts.hooks = more;
 			}
-			kernel_facts.hooks[kernel_facts.nhooks++] = name + 8;
+			if (!(kernel_facts.hooks[kernel_facts.nhooks] = strdup(name + 8)))
+				break;
+			kernel_facts.nhooks++;
 		}
 	}
+	btf__free(btf);
 	qsort(kernel_facts.hooks, kernel_facts.nhooks, sizeof(*kernel_facts.hooks), cmp_name);
 }
 
