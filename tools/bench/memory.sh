@@ -73,7 +73,7 @@ printf '  %-52s %8s KiB\n' "agent process, proportional (Pss), each" $((pss / n)
 printf '  %-52s %8s KiB\n' "BPF maps made for the sandbox (its ring buffer), each" $(((after_all - before_all) / n))
 printf '  %-52s %8s KiB\n' "shared by every sandbox: the pinned maps" "$shared_maps"
 printf '  %-52s %8s KiB\n' "shared by every sandbox: the programs" "$shared_progs"
-printf '  %-52s %8s KiB\n' "the kernel's BTF (each agent keeps a parsed copy)" \
+printf '  %-52s %8s KiB\n' "the kernel's BTF (each agent reads it once at start)" \
 	$(($(stat -c %s /sys/kernel/btf/vmlinux) / 1024))
 kill "${pids[@]}" 2>/dev/null
 wait 2>/dev/null || true
