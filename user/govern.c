@@ -347,7 +347,7 @@ int bw_slot_put(struct bw_maps *m, uint32_t id)
 
 int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
 		     const struct bw_pin_view *v, struct bw_pins_done *done,
-		     struct bw_pin_set *pins)
+		     struct bw_pin_set *pins, struct bw_pos_set *pos)
 {
 	struct bw_policy pol;
 	int ret = bw_lock(m);
@@ -358,7 +358,7 @@ int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id
 		ret = -ENOENT;
 		goto out;
 	}
-	ret = bw_pins_add_view(m, c, id, v, &pol, done, pins);
+	ret = bw_pins_add_view(m, c, id, v, &pol, done, pins, pos);
 	/* The new pins are in the map already: now the kernel may climb to them. */
 	if (!ret && bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY))
 		ret = -errno;
@@ -763,13 +763,17 @@ int bw_govern_repoint(struct bw_maps *m, const char *dir, uint32_t from, uint32_
 	return ret;
 }
 
-int bw_slot_drop_pins(struct bw_maps *m, const struct bw_inode_key *keys, size_t n)
+int bw_slot_drop_view(struct bw_maps *m, uint32_t id, const struct bw_inode_key *keys, size_t n,
+		      const struct bw_pos_set *pos)
 {
 	int ret = bw_lock(m);
 
 	if (ret)
 		return ret;
 	bw_pins_drop(m, keys, n);
+	if (pos)
+		bw_positions_drop(m, id, pos->links, pos->nlinks, pos->pins, pos->npins, pos->devs,
+				  pos->ndevs);
 	bw_unlock(m);
 	return 0;
 }

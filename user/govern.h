@@ -13,6 +13,7 @@
 #include "compile.h"
 #include "loader.h"
 #include "pins.h"
+#include "positions.h"
 
 struct bw_slot {
 	uint32_t id;
@@ -28,14 +29,20 @@ int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_sl
 int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
 			  const struct bw_pin_view *views, size_t nviews, struct bw_slot *slot);
 /*
- * Add the pins of one more view to slot id (compiled as c), before it
- * governs there; *pins (if not NULL) gets them, for bw_slot_drop_pins.
+ * Add the positions and pins of one more view to slot id (compiled as c),
+ * before it governs there; *pins and *pos (if not NULL) get them, for
+ * bw_slot_drop_view.
  */
 int bw_slot_add_view(struct bw_maps *m, const struct bw_compiled *c, uint32_t id,
 		     const struct bw_pin_view *v, struct bw_pins_done *done,
-		     struct bw_pin_set *pins);
-/* Remove pins of a view that is gone (the caller knows no other view has them). */
-int bw_slot_drop_pins(struct bw_maps *m, const struct bw_inode_key *keys, size_t n);
+		     struct bw_pin_set *pins, struct bw_pos_set *pos);
+/*
+ * Remove what a view that is gone added to slot id (the caller knows no
+ * other view has these): its pins, its positions, and every pin of the slot
+ * on the file systems in devs (those of the gone view only).
+ */
+int bw_slot_drop_view(struct bw_maps *m, uint32_t id, const struct bw_inode_key *keys, size_t n,
+		      const struct bw_pos_set *pos);
 /*
  * Empty a slot (its keys, pins and ring buffer) unless a governed cgroup
  * still refers to it (-EBUSY: another command governs with it now).

@@ -474,17 +474,16 @@ int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, 
 	int ret = 0;
 
 	/*
-	 * Positions are places in our own view, so only a profile resolved
-	 * there has them; containers' views (the daemon) have their pins only
-	 * (docs/kubernetes.md). Positions before the stat(2)s: what appears in
-	 * between is pinned by one or the other.
+	 * Positions before the stat(2)s: what appears in between is pinned by
+	 * one or the other. Each view places them in its own mounts.
 	 */
 	if (!nviews) {
-		ret = bw_positions_install(m, c, policy, &pos);
-		if (ret)
-			return ret;
-		ret = bw_pins_resolve_view(c, policy, NULL, &ps);
+		ret = bw_positions_install(m, c, policy, NULL, &pos, NULL);
+		if (!ret)
+			ret = bw_pins_resolve_view(c, policy, NULL, &ps);
 	}
+	for (i = 0; i < nviews && !ret; i++)
+		ret = bw_positions_install(m, c, policy, &views[i], &pos, NULL);
 	for (i = 0; i < nviews && !ret; i++)
 		ret = bw_pins_resolve_view(c, policy, &views[i], &ps);
 	if (!ret)
@@ -528,16 +527,24 @@ static void merge_devs(struct bw_policy *a, const struct bw_policy *b)
 
 int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
 		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done,
-		     struct bw_pin_set *out)
+		     struct bw_pin_set *out, struct bw_pos_set *pos_out)
 {
+	struct bw_pos_done pos = {};
+	struct bw_pos_set rec = {};
 	struct bw_pin_set ps = {};
 	struct bw_policy add = *pol;
 	int ret;
 
-	ret = bw_pins_resolve_view(c, policy, v, &ps);
+	ret = bw_positions_install(m, c, policy, v, &pos, &rec);
+	if (!ret)
+		ret = bw_pins_resolve_view(c, policy, v, &ps);
 	if (!ret)
 		ret = write_pins(m, &ps);
 	if (!ret) {
+		ps.pos_deny = pos.deny;
+		ps.pos_devs = pos.devs;
+		ps.npos_devs = pos.ndevs;
+		ps.npos_devs_max = sizeof(pos.devs) / sizeof(pos.devs[0]);
 		bw_pins_policy(c, &ps, &add);
 		pol->has_pins |= add.has_pins;
 		pol->has_exec_pins |= add.has_exec_pins;
@@ -545,10 +552,15 @@ int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint3
 	}
 	done->resolved = ps.n;
 	done->scan_incomplete = ps.scan_incomplete;
+	done->positions = pos.n;
 	if (out && !ret)
 		*out = ps;
 	else
 		bw_pin_set_free(&ps);
+	if (pos_out && !ret)
+		*pos_out = rec;
+	else
+		bw_pos_set_free(&rec);
 	return ret;
 }
 

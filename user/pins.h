@@ -51,8 +51,8 @@ struct bw_pin_set {
 	struct bw_inode_pin *pins;
 	size_t n, cap;
 	struct bw_index index; /* of keys, so that each add is one probe */
-	size_t deny;	     /* resolved paths of deny rules */
-	int scan_incomplete; /* the hard-link scan stopped at BW_SCAN_MAX */
+	size_t deny;	       /* resolved paths of deny rules */
+	int scan_incomplete;   /* the hard-link scan stopped at BW_SCAN_MAX */
 	/* Positions of deny rules (user/positions.c), pinned when their object appears. */
 	size_t pos_deny;
 	const __u32 *pos_devs; /* their file systems; more than npos_devs_max: many */
@@ -113,13 +113,15 @@ int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, 
 			  struct bw_pins_done *done);
 
 /*
- * Resolve c's pins in one more view v and add them to a slot already in
- * use; *pol (written by the caller afterwards) gains their file systems.
- * out (if not NULL) gets the pins written, for bw_pins_drop.
+ * Place c's positions and resolve its pins in one more view v, and add them
+ * to a slot already in use; *pol (written by the caller afterwards) gains
+ * their file systems. out and pos_out (if not NULL) get the pins written
+ * and the positions placed, for bw_pins_drop and bw_positions_drop.
  */
+struct bw_pos_set;
 int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
 		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done,
-		     struct bw_pin_set *out);
+		     struct bw_pin_set *out, struct bw_pos_set *pos_out);
 /* Remove these pins (a view that is gone: a container's pins, that no other view has). */
 void bw_pins_drop(const struct bw_maps *m, const struct bw_inode_key *keys, size_t n);
 

@@ -363,6 +363,53 @@ def volume_and_hard_link(k):
     k.done(pod)
 
 
+def late_denied_directory(k):
+    """A denied directory that appears after the container started (made on the
+    node, in its hostPath volume) is followed in the container's own view: a
+    file in it stays refused through a second bind mount of the volume and
+    through a hard link made afterwards outside it. The controls read a public
+    file by the same routes, so the routes themselves are open."""
+    shutil.rmtree(VOLUME, ignore_errors=True)
+    os.makedirs(os.path.join(VOLUME, "pub"))
+    with open(os.path.join(VOLUME, "pub", "readme"), "w") as f:
+        f.write("public\n")
+    def entries():
+        text = scrape()
+        return {m: metric(text, "bpfwarden_map_entries", map=m) for m in ("positions", "pos_pins")}
+    before = entries()
+    pod = k.run_pod("web-late", annotations={"bpfwarden.io/profile": "web"})
+    files = ["/data/pub/readme", "/mnt/pub/readme", "/data/pub/plain",
+             "/data/secret/key", "/mnt/secret/key", "/data/pub/alias"]
+    script = ("while [ ! -e /data/go ]; do sleep 0.2; done; for f in %s; do "
+              "if cat $f >/dev/null 2>&1; then echo $f read; else echo $f denied; fi; done; "
+              "echo end" % " ".join(files))
+    cid = k.create(pod, "app", ["/bin/sh", "-c", script],
+                   mounts=[("/data", VOLUME, False), ("/mnt", VOLUME, True)])
+    k.start(cid)
+    # Governed since the hook: now the node makes the denied directory and its names.
+    os.makedirs(os.path.join(VOLUME, "secret"))
+    with open(os.path.join(VOLUME, "secret", "key"), "w") as f:
+        f.write("s3cr3t\n")
+    os.link(os.path.join(VOLUME, "secret", "key"), os.path.join(VOLUME, "pub", "alias"))
+    os.link(os.path.join(VOLUME, "pub", "readme"), os.path.join(VOLUME, "pub", "plain"))
+    open(os.path.join(VOLUME, "go"), "w").close()
+    wait_for(lambda: "end" in k.log(pod, "app"), what="the container's reads")
+    check_eq(k.log(pod, "app"),
+             ["/data/pub/readme read", "/mnt/pub/readme read", "/data/pub/plain read",
+              "/data/secret/key denied", "/mnt/secret/key denied", "/data/pub/alias denied",
+              "end"], "reads of a directory made after the start")
+    wait_for(lambda: len(deny_events(pod)) >= 3, what="three deny events")
+    by_inode = [e["path"] for e in deny_events(pod) if e.get("by_inode")]
+    check("/mnt/secret/key" in by_inode and "/data/pub/alias" in by_inode,
+          "the other names were not decided by the kernel's pins: %s" % deny_events(pod))
+    during = entries()
+    check(all(during[m] > before[m] for m in before), "no positions stored: %s" % during)
+    # Gone with its cgroup: the container's positions leave the shared maps.
+    k.done(pod)
+    wait_for(lambda: all(entries()[m] <= before[m] for m in before),
+             what="the container's positions taken back (before %s, during %s)" % (before, during))
+
+
 def profile_edit(k):
     """Editing the profile changes what a running container may do; a broken
     edit changes nothing and says why."""
@@ -505,7 +552,8 @@ def agent_image(k):
 
 
 CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
-         exec_into, child_cgroup, volume_and_hard_link, profile_edit, log_reopen, metrics, agent_image]
+         exec_into, child_cgroup, volume_and_hard_link, late_denied_directory, profile_edit, log_reopen,
+         metrics, agent_image]
 
 
 def make(mode, case):
@@ -521,7 +569,8 @@ def make(mode, case):
 
 
 # How the hook is called matters to these; the rest run in hook mode only.
-NRI_CASES = [first_instruction, default_deny, unselected_untouched, daemon_down, restart, volume_and_hard_link]
+NRI_CASES = [first_instruction, default_deny, unselected_untouched, daemon_down, restart, volume_and_hard_link,
+             late_denied_directory]
 TESTS = [make("hook", case) for case in CASES] + [make("nri", case) for case in NRI_CASES]
 
 if __name__ == "__main__":

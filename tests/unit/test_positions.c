@@ -128,7 +128,7 @@ START_TEST(place_keeps_what_does_not_exist_and_resolves_what_does)
 	ck_assert_ptr_nonnull(realpath(tmp, real));
 
 	snprintf(path, sizeof(path), "%s/real/secret/key", tmp);
-	ck_assert_int_eq(bw_pos_place(path, &a), 0);
+	ck_assert_int_eq(bw_pos_place(NULL, path, &a), 0);
 	/* Below the mount's target, the real path and the names still to come. */
 	snprintf(want, sizeof(want), "%s/real/secret/key",
 		 real + (strcmp(a.target, "/") ? strlen(a.target) : 0));
@@ -138,10 +138,54 @@ START_TEST(place_keeps_what_does_not_exist_and_resolves_what_does)
 
 	/* Through the symlink: the same place. */
 	snprintf(path, sizeof(path), "%s/link/secret/key", tmp);
-	ck_assert_int_eq(bw_pos_place(path, &b), 0);
+	ck_assert_int_eq(bw_pos_place(NULL, path, &b), 0);
 	ck_assert_str_eq(a.rel, b.rel);
 	ck_assert_uint_eq(a.dev, b.dev);
-	ck_assert_int_eq(bw_pos_place("relative/path", &b), -EINVAL);
+	ck_assert_int_eq(bw_pos_place(NULL, "relative/path", &b), -EINVAL);
+}
+END_TEST
+
+START_TEST(resolve_in_a_view_keeps_symlinks_inside_its_root)
+{
+	char path[PATH_MAX], real[PATH_MAX], rest[PATH_MAX];
+	struct bw_pin_view v = {.base = tmp, .mountinfo = "/proc/self/mountinfo"};
+	struct bw_pos_place a, b;
+
+	/* A container's root at tmp: /etc is real, /conf -> /etc absolute, /up -> ../../etc. */
+	snprintf(path, sizeof(path), "%s/etc", tmp);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/conf", tmp);
+	ck_assert_int_eq(symlink("/etc", path), 0);
+	snprintf(path, sizeof(path), "%s/etc/up", tmp);
+	ck_assert_int_eq(symlink("../../../etc", path), 0);
+
+	ck_assert_int_eq(
+	    bw_resolve_in(tmp, "/conf/secret/key", real, sizeof(real), rest, sizeof(rest)), 0);
+	ck_assert_str_eq(real, "/etc");
+	ck_assert_str_eq(rest, "/secret/key");
+	/* ".." stops at the view's root, as it does for the process inside. */
+	ck_assert_int_eq(
+	    bw_resolve_in(tmp, "/etc/up/./up/x", real, sizeof(real), rest, sizeof(rest)), 0);
+	ck_assert_str_eq(real, "/etc");
+	ck_assert_str_eq(rest, "/x");
+	ck_assert_int_eq(
+	    bw_resolve_in("/nonexistent-view", "/etc", real, sizeof(real), rest, sizeof(rest)),
+	    -ENOENT);
+	ck_assert_int_eq(bw_resolve_in(tmp, "/", real, sizeof(real), rest, sizeof(rest)), 0);
+	ck_assert_str_eq(real, "/");
+	ck_assert_str_eq(rest, "");
+	snprintf(path, sizeof(path), "%s/loop", tmp);
+	ck_assert_int_eq(symlink("/loop", path), 0);
+	ck_assert_int_eq(bw_resolve_in(tmp, "/loop/x", real, sizeof(real), rest, sizeof(rest)),
+			 -ELOOP);
+
+	/* Placed in the view, both names are one place, and the target is reached from here. */
+	ck_assert_int_eq(bw_pos_place(&v, "/conf/secret", &a), 0);
+	ck_assert_int_eq(bw_pos_place(&v, "/etc/secret", &b), 0);
+	ck_assert_str_eq(a.rel, b.rel);
+	ck_assert_uint_eq(a.dev, b.dev);
+	ck_assert_msg(ends_with(a.rel, "/etc/secret"), "rel %s", a.rel);
+	ck_assert(!strncmp(a.target, tmp, strlen(tmp)));
 }
 END_TEST
 
@@ -188,6 +232,7 @@ Suite *positions_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(fs, setup, teardown);
 	tcase_add_test(fs, place_keeps_what_does_not_exist_and_resolves_what_does);
+	tcase_add_test(fs, resolve_in_a_view_keeps_symlinks_inside_its_root);
 	suite_add_tcase(s, fs);
 	return s;
 }

@@ -47,6 +47,7 @@ static void container_free(struct d_container *c)
 	for (i = 0; i < sizeof(c->strs) / sizeof(c->strs[0]); i++)
 		free(c->strs[i]);
 	bw_pin_set_free(&c->pins);
+	bw_pos_set_free(&c->pos);
 	free(c);
 }
 
@@ -143,7 +144,7 @@ static int govern(struct daemon *d, struct d_container *c, struct d_profile *p, 
 	struct bw_cgroup cur;
 	int ret;
 
-	ret = bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &done, &c->pins);
+	ret = bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &done, &c->pins, &c->pos);
 	if (ret) {
 		snprintf(why, len, "cannot pin the objects of profile %s in the container: %s",
 			 p->name, strerror(-ret));
@@ -327,12 +328,87 @@ static bool pin_shared(struct daemon *d, const struct d_container *c, const stru
 	return false;
 }
 
-/*
- * A gone container's pins leave its profile's slot, but those another of its
- * containers shares (a hostPath volume): pins fill a map of all profiles.
- */
-static void drop_pins(struct daemon *d, struct d_container *c)
+static bool link_shared(struct daemon *d, struct d_container *c, const struct bw_pos_key *k)
 {
+	size_t i, j;
+
+	for (i = 0; i < d->ncontainers; i++) {
+		struct d_container *o = d->containers[i];
+
+		if (o == c || o->prof != c->prof)
+			continue;
+		for (j = 0; j < o->pos.nlinks; j++)
+			if (!memcmp(&o->pos.links[j], k, sizeof(*k)))
+				return true;
+	}
+	return false;
+}
+
+static bool pos_pin_shared(struct daemon *d, struct d_container *c, const struct bw_pos_pin_key *k)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->ncontainers; i++) {
+		struct d_container *o = d->containers[i];
+
+		if (o == c || o->prof != c->prof)
+			continue;
+		for (j = 0; j < o->pos.npins; j++)
+			if (o->pos.pins[j].pos == k->pos && o->pos.pins[j].cat == k->cat)
+				return true;
+	}
+	return false;
+}
+
+/* A file system another container of the profile has a pin or a position on. */
+static bool dev_shared(struct daemon *d, struct d_container *c, __u32 dev)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->ncontainers; i++) {
+		struct d_container *o = d->containers[i];
+
+		if (o == c || o->prof != c->prof)
+			continue;
+		for (j = 0; j < o->pos.ndevs; j++)
+			if (o->pos.devs[j] == dev)
+				return true;
+		for (j = 0; j < o->pins.n; j++)
+			if (o->pins.keys[j].dev == dev)
+				return true;
+	}
+	return false;
+}
+
+static int add_dev(struct bw_pos_set *s, __u32 dev)
+{
+	size_t i;
+	__u32 *v;
+
+	for (i = 0; i < s->ndevs; i++)
+		if (s->devs[i] == dev)
+			return 0;
+	if (s->ndevs == s->cdevs) {
+		v = realloc(s->devs, (s->cdevs ? 2 * s->cdevs : 16) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->devs = v;
+		s->cdevs = s->cdevs ? 2 * s->cdevs : 16;
+	}
+	s->devs[s->ndevs++] = dev;
+	return 0;
+}
+
+/*
+ * A gone container's pins and positions leave its profile's slot, but those
+ * another of its containers shares (a hostPath volume): they fill maps of
+ * all profiles. So do the pins the kernel made on its own file systems
+ * (an object that came to a position, a hard link out of a denied
+ * directory): a device number comes back with a later mount.
+ */
+static void drop_view(struct daemon *d, struct d_container *c)
+{
+	struct bw_pos_set gone = {};
 	size_t i, n = 0;
 
 	if (!c->prof || !c->prof->installed)
@@ -345,7 +421,23 @@ static void drop_pins(struct daemon *d, struct d_container *c)
 		if (!pin_shared(d, c, &k))
 			c->pins.keys[n++] = k;
 	}
-	bw_slot_drop_pins(&d->maps, c->pins.keys, n);
+	/* Filtered in place: the container goes with them. */
+	for (i = 0; i < c->pos.nlinks; i++)
+		if (!link_shared(d, c, &c->pos.links[i]))
+			c->pos.links[gone.nlinks++] = c->pos.links[i];
+	for (i = 0; i < c->pos.npins; i++)
+		if (!pos_pin_shared(d, c, &c->pos.pins[i]))
+			c->pos.pins[gone.npins++] = c->pos.pins[i];
+	gone.links = c->pos.links;
+	gone.pins = c->pos.pins;
+	for (i = 0; i < c->pos.ndevs; i++)
+		if (!dev_shared(d, c, c->pos.devs[i]) && add_dev(&gone, c->pos.devs[i]))
+			break;
+	for (i = 0; i < c->pins.n; i++)
+		if (!dev_shared(d, c, c->pins.keys[i].dev) && add_dev(&gone, c->pins.keys[i].dev))
+			break;
+	bw_slot_drop_view(&d->maps, c->prof->slot.id, c->pins.keys, n, &gone);
+	free(gone.devs);
 }
 
 void d_containers_reap(struct daemon *d)
@@ -359,7 +451,7 @@ void d_containers_reap(struct daemon *d)
 			i++;
 			continue;
 		}
-		drop_pins(d, c);
+		drop_view(d, c);
 		unwatch_parent(d, c);
 		for (k = 0; k < CHILD_CACHE; k++)
 			if (child_cache[k].c == c)
@@ -392,6 +484,10 @@ int d_containers_repoint(struct daemon *d, struct d_profile *from, struct d_prof
 		bw_pin_set_free(&c->pins);
 		if (bw_pins_resolve_view(&to->c, to->slot.id, &c->view, &c->pins))
 			bw_pin_set_free(&c->pins);
+		bw_pos_set_free(&c->pos);
+		if (bw_positions_install(NULL, &to->c, to->slot.id, &c->view,
+					 &(struct bw_pos_done){}, &c->pos))
+			bw_pos_set_free(&c->pos);
 	}
 	return total;
 }
@@ -480,7 +576,7 @@ static void recover_one(struct daemon *d, const char *bundle, const char *id)
 		goto out;
 	}
 	if (bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &(struct bw_pins_done){},
-			     &c->pins) ||
+			     &c->pins, &c->pos) ||
 	    bw_govern_repoint(&d->maps, c->cgdir, cur.policy, p->slot.id, &moved)) {
 		d_agent(d, &c->k8s, "container %s stays governed by its former slot %u",
 			name_of(&c->k8s), cur.policy);

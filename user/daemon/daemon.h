@@ -61,7 +61,8 @@ struct d_container {
 	const char *via; /* "hook", "nri" or "restart" */
 	/* Its pins (their policy field: the slot they were made for), dropped when it goes. */
 	struct bw_pin_set pins;
-	int wd; /* the inotify watch of its parent directory (daemon.cg_watch), -1 */
+	struct bw_pos_set pos; /* and its positions, placed in its view */
+	int wd;		       /* the inotify watch of its parent directory (daemon.cg_watch), -1 */
 };
 
 #define D_LATENCY_BUCKETS 8
