@@ -5,7 +5,8 @@
 # bpfwarden-hook (a static binary) on the node, mounted at HOST, and
 # registers it with the runtimes that read hooks from files:
 #
-#   CRI-O, podman   HOST/etc/containers/oci/hooks.d/bpfwarden.json (createRuntime)
+#   CRI-O, podman   HOST/usr/share/containers/oci/hooks.d/bpfwarden.json and
+#                   HOST/etc/containers/oci/hooks.d/bpfwarden.json (createRuntime)
 #   containerd 1.6  HOST/etc/nri/conf.json (NRI v0.1), HOST/opt/nri/bin/bpfwarden-hook
 #
 # It never restarts a runtime. For containerd without NRI, it prints the
@@ -20,8 +21,12 @@ chmod 0755 "$host$hook.new"
 mv "$host$hook.new" "$host$hook"
 echo "install-hook: $hook installed"
 
-if [ -d "$host/etc/containers/oci/hooks.d" ]; then
-	cat >"$host/etc/containers/oci/hooks.d/bpfwarden.json.new" <<JSON
+# podman 4.3 (containers-common 0.50) and CRI-O read /usr/share's directory
+# by default, later podman both (a file in /etc overrides one of the same
+# name in /usr/share): written to each that the node has.
+for dir in /usr/share/containers/oci/hooks.d /etc/containers/oci/hooks.d; do
+	[ -d "$host$dir" ] || continue
+	cat >"$host$dir/bpfwarden.json.new" <<JSON
 {
   "version": "1.0.0",
   "hook": {"path": "$hook", "args": ["bpfwarden-hook"], "timeout": 30},
@@ -29,9 +34,9 @@ if [ -d "$host/etc/containers/oci/hooks.d" ]; then
   "stages": ["createRuntime"]
 }
 JSON
-	mv "$host/etc/containers/oci/hooks.d/bpfwarden.json.new" "$host/etc/containers/oci/hooks.d/bpfwarden.json"
-	echo "install-hook: CRI-O/podman hook /etc/containers/oci/hooks.d/bpfwarden.json written"
-fi
+	mv "$host$dir/bpfwarden.json.new" "$host$dir/bpfwarden.json"
+	echo "install-hook: CRI-O/podman hook $dir/bpfwarden.json written"
+done
 
 if [ -d "$host/opt/nri/bin" ] && [ -d "$host/etc/nri" ]; then
 	ln -sf "$hook" "$host/opt/nri/bin/bpfwarden-hook"

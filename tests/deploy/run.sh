@@ -63,11 +63,15 @@ fi
 
 # The init container's script on a node tree made here.
 node=$tmp/node
-mkdir -p "$node/opt/bpfwarden/bin" "$node/opt/nri/bin" "$node/etc/nri" "$node/etc/containers/oci/hooks.d"
+mkdir -p "$node/opt/bpfwarden/bin" "$node/opt/nri/bin" "$node/etc/nri" "$node/etc/containers/oci/hooks.d" \
+	"$node/usr/share/containers/oci/hooks.d"
 if BW_HOOK_BIN=$BUILD/bpfwarden-hook deploy/image/install-hook.sh "$node" >"$tmp/i" 2>&1 &&
 	cmp -s "$BUILD/bpfwarden-hook" "$node/opt/bpfwarden/bin/bpfwarden-hook" &&
-	/usr/bin/python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["stages"]==["createRuntime"] and h["hook"]["path"]=="/opt/bpfwarden/bin/bpfwarden-hook"; n=json.load(open(sys.argv[2])); assert n["plugins"]==[{"type":"bpfwarden-hook"}]' \
-		"$node/etc/containers/oci/hooks.d/bpfwarden.json" "$node/etc/nri/conf.json" &&
+	/usr/bin/python3 -c 'import json,sys; n=json.load(open(sys.argv[1])); assert n["plugins"]==[{"type":"bpfwarden-hook"}]
+for f in sys.argv[2:]:
+    h=json.load(open(f)); assert h["stages"]==["createRuntime"] and h["hook"]["path"]=="/opt/bpfwarden/bin/bpfwarden-hook"' \
+		"$node/etc/nri/conf.json" "$node/etc/containers/oci/hooks.d/bpfwarden.json" \
+		"$node/usr/share/containers/oci/hooks.d/bpfwarden.json" &&
 	[ "$(readlink "$node/opt/nri/bin/bpfwarden-hook")" = /opt/bpfwarden/bin/bpfwarden-hook ] &&
 	grep -q base_runtime_spec "$tmp/i"; then
 	ok "install-hook.sh: the hook, hooks.d, NRI v0.1, the containerd change printed"

@@ -14,6 +14,11 @@
 #                         pod sandbox's process); `ctr image import` loads it
 #   containers/node/      node_modules of tests/k8s/package.json (the CRI
 #                         client's gRPC libraries), with `npm ci`
+#   containers/podman/    podman and conmon with what they need that the host
+#                         lacks (packages podman, conmon, golang-github-
+#                         containers-common and -image, libgpgme11,
+#                         libassuan0, libsubid4), unpacked the same way, for
+#                         tests/k8s/test_podman.py (runc: containers/bin)
 #   <6.1|6.12>/extra/overlay.ko  containerd's overlayfs snapshotter needs it;
 #                         taken from the kernel package fetch-kernels.sh cached
 #
@@ -56,6 +61,7 @@ node_stamp() {
 all_there() {
 	local k
 	[ -f "$C/bin/complete" ] || return 1
+	[ -f "$C/podman/complete" ] || return 1
 	[ "$(cat "$C/images.stamp" 2>/dev/null)" = "$(image_stamp)" ] || return 1
 	[ "$(cat "$C/node/stamp" 2>/dev/null)" = "$(node_stamp)" ] || return 1
 	for k in "${kernels[@]}"; do
@@ -109,6 +115,25 @@ fetch_bin() {
 	say "cached $(tr '\n' ' ' <"$C/bin/packages")in $C/bin"
 }
 
+fetch_podman() {
+	local tmp deb
+	tmp=$(mktemp -d "$CACHE/.new-containers-podman.XXXXXX")
+	chmod 755 "$tmp"
+	mkdir "$tmp/deb" "$tmp/root"
+	say "downloading podman"
+	download "$tmp/deb" podman conmon golang-github-containers-common \
+		golang-github-containers-image libgpgme11 libassuan0 libsubid4
+	for deb in "$tmp"/deb/*.deb; do
+		dpkg-deb -x "$deb" "$tmp/root"
+		echo "$(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)" >>"$tmp/root/packages"
+	done
+	touch "$tmp/root/complete"
+	rm -rf "$C/podman"
+	mv "$tmp/root" "$C/podman"
+	rm -rf "$tmp"
+	say "cached $(tr '\n' ' ' <"$C/podman/packages")in $C/podman"
+}
+
 fetch_overlay() {
 	local k=$1 pkg ver tmp f release
 	read -r pkg ver <"$CACHE/$k/package"
@@ -158,6 +183,7 @@ install_node() {
 }
 
 [ -f "$C/bin/complete" ] || fetch_bin
+[ -f "$C/podman/complete" ] || fetch_podman
 for k in "${kernels[@]}"; do
 	[ -f "$CACHE/$k/extra/overlay.ko" ] || fetch_overlay "$k"
 done
