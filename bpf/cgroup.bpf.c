@@ -47,7 +47,7 @@ int BPF_PROG(bw_cg_mkdir, struct cgroup *cgrp, const char *path)
 	maker = bw_governing(&maker_id, &maker_copy);
 	slot = bw_cg_charge_slot(maker, parent);
 	copy = *parent;
-	copy.charged = (__u8)(slot + 1);
+	copy.charged = (__u16)(slot + 1);
 	id = BPF_CORE_READ(cgrp, kn, id);
 	bw_gov_mark(id);
 	/*
@@ -66,7 +66,7 @@ SEC("tp_btf/cgroup_rmdir")
 int BPF_PROG(bw_cg_rmdir, struct cgroup *cgrp, const char *path)
 {
 	struct bw_cgroup *v;
-	__u8 charged;
+	__u16 charged;
 	__u64 id;
 
 	if (!bw_on_dfl_root(cgrp))

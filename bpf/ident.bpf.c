@@ -81,7 +81,7 @@ static __always_inline void bw_pin_put(struct bw_inode_key *k, const struct bw_i
 
 struct bw_adopt {
 	__u64 pos;
-	__u64 mask; /* slots with a pin here in this category */
+	__u64 mask[BW_SLOT_WORDS]; /* slots with a pin here in this category */
 	__u64 ino;
 	__u32 dev;
 	__u32 cat;
@@ -95,7 +95,7 @@ static long bw_adopt_pin(__u32 slot, struct bw_adopt *a)
 	struct bw_inode_pin *prev;
 	struct bw_pos_pin *pp;
 
-	if (!((a->mask >> (slot & 63)) & 1))
+	if (!((a->mask[(slot >> 6) & (BW_SLOT_WORDS - 1)] >> (slot & 63)) & 1))
 		return 0;
 	pk.pos = a->pos;
 	pk.policy = slot;
@@ -122,6 +122,21 @@ static long bw_adopt_pin(__u32 slot, struct bw_adopt *a)
 	bw_pin_put(&k, &pp->pin, BPF_ANY);
 	pp->ino = a->ino;
 	return 0;
+}
+
+/* Each slot pinning at this position in category cat gives its pin. */
+static __always_inline void bw_adopt_cat(struct bw_adopt *a, const struct bw_pos *pos, __u32 cat)
+{
+	__u64 any = 0;
+	int i;
+
+	for (i = 0; i < BW_SLOT_WORDS; i++) {
+		a->mask[i] = pos->pins[cat & 1][i];
+		any |= a->mask[i];
+	}
+	a->cat = cat;
+	if (any)
+		bpf_loop(bw_slots_used(), bw_adopt_pin, a, 0);
 }
 
 /* inode comes to the position (dir, the name of dentry): give it what is due there. */
@@ -170,14 +185,8 @@ static __always_inline void bw_adopt_at(struct inode *dir, struct dentry *dentry
 		bpf_map_update_elem(&bw_pos_dirs, &nk, &a.pos, BPF_ANY);
 		pos->last_dir = a.ino;
 	}
-	a.mask = pos->pins[BW_CAT_PIN_FILE];
-	a.cat = BW_CAT_PIN_FILE;
-	if (a.mask)
-		bpf_loop(BW_MAX_POLICIES, bw_adopt_pin, &a, 0);
-	a.mask = pos->pins[BW_CAT_PIN_EXEC];
-	a.cat = BW_CAT_PIN_EXEC;
-	if (a.mask)
-		bpf_loop(BW_MAX_POLICIES, bw_adopt_pin, &a, 0);
+	bw_adopt_cat(&a, pos, BW_CAT_PIN_FILE);
+	bw_adopt_cat(&a, pos, BW_CAT_PIN_EXEC);
 }
 
 /* Every new dentry with an inode: a creation, or a lookup that missed the dcache. */
@@ -276,6 +285,6 @@ int BPF_PROG(bw_inode_link, struct dentry *old_dentry, struct inode *dir, struct
 	l.dentry = old_dentry;
 	l.ino = BPF_CORE_READ(inode, i_ino);
 	l.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	bpf_loop(BW_MAX_POLICIES, bw_link_policy, &l, 0);
+	bpf_loop(bw_slots_used(), bw_link_policy, &l, 0);
 	return 0;
 }

@@ -61,6 +61,29 @@ struct {
 } bw_policies SEC(".maps");
 
 /*
+ * Every slot in use is below this (the agents keep it, under their lock):
+ * what the kernel does once per slot (bpf/ident.bpf.c) loops that far, not
+ * over all BW_MAX_POLICIES.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_slot_end SEC(".maps");
+
+static __always_inline __u32 bw_slots_used(void)
+{
+	__u32 zero = 0, *end = bpf_map_lookup_elem(&bw_slot_end, &zero);
+
+	/* A missing map would stop nothing: every slot then. */
+	if (!end || *end > BW_MAX_POLICIES)
+		return BW_MAX_POLICIES;
+	return *end;
+}
+
+/*
  * File rules and exec rules of every policy, one trie each, keyed alike: the
  * longest matching prefix is the most specific rule. Exec rules decide
  * running with the `r` slot of their values, mapping executable with `w`.

@@ -25,8 +25,10 @@
 /* Components walked from a dentry to the process root before giving up. */
 #define BW_PATH_DEPTH 256
 /* Profiles loaded at once (one policy slot each) and cgroups agents govern. */
-#define BW_MAX_POLICIES 64
-#define BW_MAX_CGROUPS	8192
+#define BW_MAX_POLICIES 1024
+/* A set of policy slots: one bit each. */
+#define BW_SLOT_WORDS  (BW_MAX_POLICIES / 64)
+#define BW_MAX_CGROUPS 8192
 /* Cgroups waiting for their first exec to be governed (containers being set up). */
 #define BW_MAX_PENDING 1024
 /*
@@ -121,9 +123,9 @@ enum bw_verdict {
 struct bw_cgroup {
 	__u32 policy;
 	__u8 mode; /* enum bw_mode */
-	__u8
-	    charged; /* made by mkdir: 1 + the slot it is counted in (bw_cg_count); 0: an agent's */
-	__u8 pad[2];
+	__u8 pad;
+	/* Made by mkdir: 1 + the slot it is counted in (bw_cg_count); 0: an agent's. */
+	__u16 charged;
 };
 _Static_assert(sizeof(struct bw_cgroup) == 8, "bw_cgroup size");
 
@@ -312,14 +314,14 @@ struct bw_pos_key {
 _Static_assert(sizeof(struct bw_pos_key) == 264, "bw_pos_key size");
 
 struct bw_pos {
-	__u64 pos;	/* this position's id */
-	__u64 users;	/* policy slots with a rule at or below it (bit = slot) */
-	__u64 pins[2];	/* slots that pin what comes here, per BW_CAT_PIN_* */
-	__u64 last_dir; /* the directory that came here last (its entry in bw_pos_dirs) */
-	__u8 dir;	/* positions continue below: what comes here is a directory on the way */
+	__u64 pos;		      /* this position's id */
+	__u64 users[BW_SLOT_WORDS];   /* policy slots with a rule at or below it (bit = slot) */
+	__u64 pins[2][BW_SLOT_WORDS]; /* slots that pin what comes here, per BW_CAT_PIN_* */
+	__u64 last_dir;		      /* the directory that came here last (in bw_pos_dirs) */
+	__u8 dir; /* positions continue below: what comes here is a directory on the way */
 	__u8 pad[7];
 };
-_Static_assert(sizeof(struct bw_pos) == 48, "bw_pos size");
+_Static_assert(sizeof(struct bw_pos) == 24 + 3 * 8 * BW_SLOT_WORDS, "bw_pos size");
 
 struct bw_pos_pin_key {
 	__u64 pos;
@@ -683,6 +685,11 @@ _Static_assert(sizeof(struct bw_counters) == 64, "bw_counters size");
 #define BW_OPSTATS_PER_SLOT		     (BW_OP_MAX * BW_NMODES * 2)
 #define BW_OPSTATS_INDEX(policy, op, mode, allowed)                                                \
 	((policy)*BW_OPSTATS_PER_SLOT + BW_OPSTATS_OFFSET(op, mode, allowed))
-#define BW_OPSTATS_ENTRIES (BW_MAX_POLICIES * BW_OPSTATS_PER_SLOT)
+/*
+ * Kept for the first BW_OPSTATS_SLOTS slots only (the daemon's profiles
+ * take the lowest free slots): per CPU, all 1,024 would take 2.3 MB on each.
+ */
+#define BW_OPSTATS_SLOTS   64
+#define BW_OPSTATS_ENTRIES (BW_OPSTATS_SLOTS * BW_OPSTATS_PER_SLOT)
 
 #endif /* BPFWARDEN_H */

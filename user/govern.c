@@ -124,6 +124,20 @@ static int slot_release(struct bw_maps *m, uint32_t id)
 	return bpf_map_update_elem(m->policies, &id, &empty, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * bw_slot_end: one past the highest slot in use (in_use, whether its owner
+ * lives or not), for the kernel's loops over slots. Kept under bw_lock.
+ */
+static int slot_end_sync(struct bw_maps *m)
+{
+	__u32 zero = 0, end = BW_MAX_POLICIES;
+	struct bw_policy p;
+
+	while (end > 0 && (bpf_map_lookup_elem(m->policies, &(__u32){end - 1}, &p) || !p.in_use))
+		end--;
+	return bpf_map_update_elem(m->slot_end, &zero, &end, BPF_ANY) ? -errno : 0;
+}
+
 /* A slot is free when unused, or when its owner died and no cgroup refers to it. */
 static int slot_free(struct bw_maps *m, uint32_t id)
 {
@@ -219,6 +233,8 @@ static int zero_opstats(struct bw_maps *m, uint32_t id, int ncpu)
 	__u32 i, idx;
 	int ret = 0;
 
+	if (id >= BW_OPSTATS_SLOTS)
+		return 0; /* not counted (include/bpfwarden.h) */
 	if (!zero)
 		return -ENOMEM;
 	for (i = 0; i < BW_OPSTATS_PER_SLOT && !ret; i++) {
@@ -292,6 +308,12 @@ int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
 	ret = bpf_map_update_elem(m->policies, &id, &pol, BPF_ANY) ? -errno : 0;
 	if (ret)
 		goto out;
+	/* Before its positions: the kernel follows them for slots below the end only. */
+	ret = slot_end_sync(m);
+	if (ret) {
+		bw_err("cannot record the policy slots in use: %s", strerror(-ret));
+		goto fail;
+	}
 	ret = write_rules(m, c, id);
 	if (!ret)
 		ret = bw_pins_install_views(m, c, id, views, nviews, &pol, &pins);
@@ -327,6 +349,7 @@ int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
 	goto out;
 fail:
 	slot_release(m, id);
+	slot_end_sync(m);
 out:
 	bw_unlock(m);
 	return ret;
@@ -339,8 +362,10 @@ int bw_slot_put(struct bw_maps *m, uint32_t id)
 	if (ret)
 		return ret;
 	ret = slot_referenced(m, id) ? -EBUSY : slot_release(m, id);
-	if (!ret)
+	if (!ret) {
+		slot_end_sync(m);
 		bw_cg_moves_sync(m);
+	}
 	bw_unlock(m);
 	return ret;
 }

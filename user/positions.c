@@ -351,7 +351,8 @@ static int store_edge(const struct bw_pos_edge *e, void *arg)
 	struct chain_arg *a = arg;
 	struct bw_pos_key k = {};
 	struct bw_pos v = {};
-	__u64 bit = 1ULL << a->policy;
+	__u64 bit = 1ULL << (a->policy % 64);
+	size_t w = a->policy / 64;
 
 	k.dir = e->dir;
 	memcpy(k.name, e->name, e->namelen);
@@ -363,9 +364,9 @@ static int store_edge(const struct bw_pos_edge *e, void *arg)
 	if (bpf_map_lookup_elem(a->m->positions, &k, &v))
 		memset(&v, 0, sizeof(v));
 	v.pos = e->pos;
-	v.users |= bit;
+	v.users[w] |= bit;
 	if (e->last)
-		v.pins[a->cat] |= bit;
+		v.pins[a->cat][w] |= bit;
 	else
 		v.dir = 1;
 	if (bpf_map_update_elem(a->m->positions, &k, &v, BPF_ANY)) {
@@ -598,6 +599,16 @@ static void sweep_dirs(const struct bw_maps *m, __u64 *live, size_t nlive)
 	free(gone);
 }
 
+static int any_user(const struct bw_pos *v)
+{
+	size_t i;
+
+	for (i = 0; i < BW_SLOT_WORDS; i++)
+		if (v->users[i])
+			return 1;
+	return 0;
+}
+
 /*
  * Walk the links: those of policy lose its bits (all, or those in only),
  * and go when no slot uses them; then the directories of positions gone.
@@ -607,7 +618,8 @@ static void take_back(const struct bw_maps *m, uint32_t policy, const struct bw_
 {
 	struct bw_pos_key key, next, *dead = NULL;
 	size_t ndead = 0, cdead = 0, nlive = 0, clive = 0, i;
-	__u64 bit = 1ULL << policy, *live = NULL;
+	__u64 bit = 1ULL << (policy % 64), *live = NULL;
+	size_t w = policy / 64;
 	struct bw_pos v;
 	int first = 1;
 
@@ -617,12 +629,12 @@ static void take_back(const struct bw_maps *m, uint32_t policy, const struct bw_
 		key = next;
 		if (bpf_map_lookup_elem(m->positions, &key, &v))
 			continue;
-		if ((v.users & bit) &&
+		if ((v.users[w] & bit) &&
 		    (!only || bsearch(&key, only, nonly, sizeof(*only), cmp_pos_key))) {
-			v.users &= ~bit;
-			v.pins[0] &= ~bit;
-			v.pins[1] &= ~bit;
-			if (!v.users) {
+			v.users[w] &= ~bit;
+			v.pins[0][w] &= ~bit;
+			v.pins[1][w] &= ~bit;
+			if (!any_user(&v)) {
 				push((void **)&dead, &ndead, &cdead, &key, sizeof(key));
 				continue;
 			}

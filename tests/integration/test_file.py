@@ -303,6 +303,47 @@ def test_concurrent_sandboxes():
     check_eq(db, [(S + "/b.txt", "pb")], "B's events")
 
 
+MANY = 80
+
+
+def test_many_sandboxes_each_with_its_own_profile():
+    """More sandboxes at once than the 64 policy slots of earlier builds, each
+    under a profile of its own: each is refused its own file and reads its
+    neighbour's (the control: the same read, another profile), and each deny
+    event is its own profile's."""
+    d = S + "/many"
+    os.makedirs(d, exist_ok=True)
+    for i in range(MANY):
+        write("%s/f%d" % (d, i), "%d\n" % i)
+    procs = []
+    try:
+        for i in range(MANY):
+            p = profile("default allow\ndeny file r %s/f%d\n" % (d, i), name="many%d" % i)
+            script = ("while [ ! -e %s/go ]; do sleep 0.2; done; %s read %s/f%d; %s read %s/f%d; "
+                      "exit 0" % (d, FSOP, d, i, FSOP, d, (i + 1) % MANY))
+            procs.append(subprocess.Popen([BW, "run", "--profile", p, "--log", "%s/%d.log" % (d, i),
+                                           "--", "sh", "-c", script],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        wait_for(lambda: all(os.path.exists("%s/%d.log" % (d, i)) and "governing" in
+                             read("%s/%d.log" % (d, i)) for i in range(MANY))
+                 or any(p.poll() is not None for p in procs),
+                 timeout=600, what="%d sandboxes governing" % MANY)
+        early = [(i, p.communicate()[1].strip()) for i, p in enumerate(procs)
+                 if p.poll() is not None]
+        check(not early, "sandboxes that ended before the go: %s" % early[:3])
+        write(d + "/go", "")
+        outs = [p.communicate(timeout=120)[0].split() for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for i in range(MANY):
+        check_eq(outs[i], ["ERR", "EACCES", "OK"], "sandbox %d" % i)
+        got = [(e["path"], e["profile"]) for e in denials(events("%s/%d.log" % (d, i)))]
+        check_eq(got, [("%s/f%d" % (d, i), "many%d" % i)], "sandbox %d's events" % i)
+
+
 def bpftool_json(*args):
     """bpftool's JSON output (it may exit non-zero after printing it, as 7.5 does
     for a pinned link in the guest)."""
@@ -617,6 +658,7 @@ TESTS = [
     test_python_ctypes_route,
     test_audit_mode_logs_without_blocking,
     test_concurrent_sandboxes,
+    test_many_sandboxes_each_with_its_own_profile,
     test_start_with_a_full_file_open_trampoline,
     test_attach_child_cgroup_outside_and_detach,
     test_attach_detaches_on_sigterm,

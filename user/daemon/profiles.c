@@ -152,6 +152,11 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 	if (ret)
 		return ret;
 	np->installed = true;
+	if (np->slot.id >= BW_OPSTATS_SLOTS)
+		d_agent(d, NULL,
+			"profile %s is in policy slot %u: its decisions are not counted in the "
+			"metrics (the first %d slots are; others are taken by sandboxes)",
+			np->name, np->slot.id, BW_OPSTATS_SLOTS);
 	np->ev.log_fd = d->log_fd;
 	np->ev.profile = np->p;
 	np->ev.slot = np->slot.id;
