@@ -17,6 +17,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 
+DATA = os.environ.get("BW_PODMAN_DATA", "/tmp/bw-podman")
+# The daemon's policy directory and log of its own, not those the
+# containerd suite (test_k8s.py) left in the same guest.
+os.environ["BW_K8S_DATA"] = os.path.join(DATA, "daemon")
+
 import bwtest  # noqa: E402
 from bwtest import check, check_eq, skip  # noqa: E402
 import test_k8s as node  # noqa: E402
@@ -24,7 +29,6 @@ import test_k8s as node  # noqa: E402
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 PODMAN = os.path.join(HERE, "podman.sh")
 CACHE = os.environ.get("BW_VM_CACHE", "/var/cache/bpfwarden-vm")
-DATA = os.environ.get("BW_PODMAN_DATA", "/tmp/bw-podman")
 NODE_TREE = os.path.join(DATA, "node")   # the node's /, as the init container sees it
 HOOKS_DIR = os.path.join(NODE_TREE, "usr", "share", "containers", "oci", "hooks.d")
 IMAGE = "localhost/bw-busybox:1"
