@@ -37,5 +37,6 @@ run mmap-exec-6.12 tools/bench/mmap-exec.sh --kernel 6.12 $(iters 1000)
 run guard-hooks-6.12 tools/bench/guard-hooks.sh --kernel 6.12 $(iters 1000)
 run start-6.12 tools/bench/start.sh --kernel 6.12
 run memory-6.12 tools/bench/memory.sh --kernel 6.12
+run sandboxes-6.12 tools/bench/sandboxes.sh --sandboxes 200 $(iters 2000)
 run workloads-6.12 tools/bench/workloads.sh --kernel 6.12 $([ -n "$quick" ] && echo --rounds 1 || true)
 echo "bench: done in $(($(date +%s) - start)) s; tables in $out/, the chart in $out/file-open-6.12.svg"
