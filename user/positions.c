@@ -435,7 +435,7 @@ static void note_dev(struct bw_pos_done *done, __u32 dev)
 	done->ndevs++;
 }
 
-static int note_rec_dev(struct bw_pos_set *rec, __u32 dev)
+int bw_pos_set_add_dev(struct bw_pos_set *rec, __u32 dev)
 {
 	size_t i;
 
@@ -469,7 +469,7 @@ static int install_one(const struct bw_maps *m, const struct bw_pin_req *pr, uin
 	pk.policy = (__u16)policy;
 	pk.cat = (__u16)pr->cat;
 	if (rec && (push((void **)&rec->pins, &rec->npins, &rec->cpins, &pk, sizeof(pk)) ||
-		    note_rec_dev(rec, pl.dev)))
+		    bw_pos_set_add_dev(rec, pl.dev)))
 		return -ENOMEM;
 	if (m) {
 		pp.pin = pr->pin;

@@ -99,6 +99,8 @@ struct bw_pos_set {
 	size_t ndevs, cdevs;
 };
 void bw_pos_set_free(struct bw_pos_set *s);
+/* Add dev to s's file systems unless there: 0 or -ENOMEM. */
+int bw_pos_set_add_dev(struct bw_pos_set *s, __u32 dev);
 
 /*
  * Store c's positions placed in view v (NULL: ours) under policy

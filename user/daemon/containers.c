@@ -310,66 +310,65 @@ const struct bw_k8s_id *d_identify(void *ctx, uint64_t id, char *path, size_t le
 	return NULL;
 }
 
+/* The containers of c's profile other than c, from *i on: NULL after the last. */
+static const struct d_container *sibling(const struct daemon *d, const struct d_container *c,
+					 size_t *i)
+{
+	while (*i < d->ncontainers) {
+		const struct d_container *o = d->containers[(*i)++];
+
+		if (o != c && o->prof == c->prof)
+			return o;
+	}
+	return NULL;
+}
+
 /* Does another container of c's profile hold the pin of this device and inode? */
 static bool pin_shared(struct daemon *d, const struct d_container *c, const struct bw_inode_key *k)
 {
-	size_t i, j;
+	const struct d_container *o;
+	size_t i = 0, j;
 
-	for (i = 0; i < d->ncontainers; i++) {
-		const struct d_container *o = d->containers[i];
-
-		if (o == c || o->prof != c->prof)
-			continue;
+	while ((o = sibling(d, c, &i)))
 		for (j = 0; j < o->pins.n; j++)
 			if (o->pins.keys[j].ino == k->ino && o->pins.keys[j].dev == k->dev &&
 			    o->pins.keys[j].cat == k->cat)
 				return true;
-	}
 	return false;
 }
 
-static bool link_shared(struct daemon *d, struct d_container *c, const struct bw_pos_key *k)
+static bool link_shared(struct daemon *d, const struct d_container *c, const struct bw_pos_key *k)
 {
-	size_t i, j;
+	const struct d_container *o;
+	size_t i = 0, j;
 
-	for (i = 0; i < d->ncontainers; i++) {
-		struct d_container *o = d->containers[i];
-
-		if (o == c || o->prof != c->prof)
-			continue;
+	while ((o = sibling(d, c, &i)))
 		for (j = 0; j < o->pos.nlinks; j++)
 			if (!memcmp(&o->pos.links[j], k, sizeof(*k)))
 				return true;
-	}
 	return false;
 }
 
-static bool pos_pin_shared(struct daemon *d, struct d_container *c, const struct bw_pos_pin_key *k)
+static bool pos_pin_shared(struct daemon *d, const struct d_container *c,
+			   const struct bw_pos_pin_key *k)
 {
-	size_t i, j;
+	const struct d_container *o;
+	size_t i = 0, j;
 
-	for (i = 0; i < d->ncontainers; i++) {
-		struct d_container *o = d->containers[i];
-
-		if (o == c || o->prof != c->prof)
-			continue;
+	while ((o = sibling(d, c, &i)))
 		for (j = 0; j < o->pos.npins; j++)
 			if (o->pos.pins[j].pos == k->pos && o->pos.pins[j].cat == k->cat)
 				return true;
-	}
 	return false;
 }
 
 /* A file system another container of the profile has a pin or a position on. */
-static bool dev_shared(struct daemon *d, struct d_container *c, __u32 dev)
+static bool dev_shared(struct daemon *d, const struct d_container *c, __u32 dev)
 {
-	size_t i, j;
+	const struct d_container *o;
+	size_t i = 0, j;
 
-	for (i = 0; i < d->ncontainers; i++) {
-		struct d_container *o = d->containers[i];
-
-		if (o == c || o->prof != c->prof)
-			continue;
+	while ((o = sibling(d, c, &i))) {
 		for (j = 0; j < o->pos.ndevs; j++)
 			if (o->pos.devs[j] == dev)
 				return true;
@@ -378,25 +377,6 @@ static bool dev_shared(struct daemon *d, struct d_container *c, __u32 dev)
 				return true;
 	}
 	return false;
-}
-
-static int add_dev(struct bw_pos_set *s, __u32 dev)
-{
-	size_t i;
-	__u32 *v;
-
-	for (i = 0; i < s->ndevs; i++)
-		if (s->devs[i] == dev)
-			return 0;
-	if (s->ndevs == s->cdevs) {
-		v = realloc(s->devs, (s->cdevs ? 2 * s->cdevs : 16) * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->devs = v;
-		s->cdevs = s->cdevs ? 2 * s->cdevs : 16;
-	}
-	s->devs[s->ndevs++] = dev;
-	return 0;
 }
 
 /*
@@ -431,10 +411,11 @@ static void drop_view(struct daemon *d, struct d_container *c)
 	gone.links = c->pos.links;
 	gone.pins = c->pos.pins;
 	for (i = 0; i < c->pos.ndevs; i++)
-		if (!dev_shared(d, c, c->pos.devs[i]) && add_dev(&gone, c->pos.devs[i]))
+		if (!dev_shared(d, c, c->pos.devs[i]) && bw_pos_set_add_dev(&gone, c->pos.devs[i]))
 			break;
 	for (i = 0; i < c->pins.n; i++)
-		if (!dev_shared(d, c, c->pins.keys[i].dev) && add_dev(&gone, c->pins.keys[i].dev))
+		if (!dev_shared(d, c, c->pins.keys[i].dev) &&
+		    bw_pos_set_add_dev(&gone, c->pins.keys[i].dev))
 			break;
 	bw_slot_drop_view(&d->maps, c->prof->slot.id, c->pins.keys, n, &gone);
 	free(gone.devs);
