@@ -304,6 +304,14 @@ static int mount_pin(const struct bw_mount *m, void *arg)
 	if (!path || stat(path, &st))
 		return 0;
 	pin = pin_values(mp->c->files, mp->c->nfiles, target, 1);
+	/*
+	 * No rule at or above the mount root: the climb past it finds what it
+	 * would find without the pin, and the default decides at the end alike.
+	 * Skipping it keeps a sandbox to a pin per rule, not one per mount.
+	 */
+	if (!pin.self.verdict_r && !pin.self.verdict_w && !pin.below.verdict_r &&
+	    !pin.below.verdict_w)
+		return 0;
 	pin.self.flags |= BW_PIN_MOUNT;
 	pin.below.flags |= BW_PIN_MOUNT;
 	return pin_add(mp->ps, &st, mp->policy, BW_CAT_PIN_FILE, &pin);

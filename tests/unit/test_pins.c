@@ -144,6 +144,34 @@ END_TEST
  * its inode with the trie's values for its path; a file with one name is
  * not, nor is a symlink (even one with two names), nor what it points to.
  */
+/* The pin of the object at the absolute path p, or NULL. */
+static const struct bw_inode_pin *pin_at(const struct bw_pin_set *ps, const char *p)
+{
+	struct stat st;
+	size_t i;
+
+	ck_assert_int_eq(stat(p, &st), 0);
+	for (i = 0; i < ps->n; i++)
+		if (ps->keys[i].ino == st.st_ino &&
+		    ps->keys[i].dev == bw_dev_encode(major(st.st_dev), minor(st.st_dev)))
+			return &ps->pins[i];
+	return NULL;
+}
+
+/* A mount root other than "/" (a file system of its own), or NULL. */
+static const char *other_mount_root(void)
+{
+	static const char *const roots[] = {"/proc", "/sys", "/dev"};
+	struct stat root, st;
+	size_t i;
+
+	ck_assert_int_eq(stat("/", &root), 0);
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (!stat(roots[i], &st) && st.st_dev != root.st_dev)
+			return roots[i];
+	return NULL;
+}
+
 START_TEST(resolve_pins_hard_links_in_denied_dirs)
 {
 	char text[4 * PATH_MAX], a[PATH_MAX], b[PATH_MAX];
@@ -191,18 +219,10 @@ START_TEST(resolve_pins_hard_links_in_denied_dirs)
 		ck_assert_uint_eq(ps.keys[i].policy, 3);
 		ck_assert_uint_eq(ps.keys[i].cat, BW_CAT_PIN_FILE);
 	}
-	/* Mount roots are pinned too, marked as such: "/" is always one. */
-	{
-		struct stat st;
-		size_t i;
-		int root = 0;
-
-		ck_assert_int_eq(stat("/", &st), 0);
-		for (i = 0; i < ps.n; i++)
-			root |=
-			    ps.keys[i].ino == st.st_ino && (ps.pins[i].self.flags & BW_PIN_MOUNT);
-		ck_assert_int_eq(root, 1);
-	}
+	/* No rule lies at or above the mount roots, so they are not pinned. */
+	ck_assert_ptr_null(pin_at(&ps, "/"));
+	if (other_mount_root())
+		ck_assert_ptr_null(pin_at(&ps, other_mount_root()));
 	bw_pins_policy(&comp, &ps, &pol);
 	ck_assert_uint_eq(pol.has_pins, 1);
 	ck_assert_uint_eq(pol.has_exec_pins, 0);
@@ -269,6 +289,37 @@ START_TEST(resolve_scan_is_bounded)
 END_TEST
 
 /* Deny pins name their file systems, up to four; mount pins and allow pins do not. */
+/*
+ * A mount root is pinned, for attribute changes, only where a rule decides
+ * it or what lies below it; else the climb and the default decide alike.
+ */
+START_TEST(resolve_mount_roots_only_where_a_rule_reaches)
+{
+	struct bw_pin_set ps;
+	const struct bw_inode_pin *pn;
+	const char *mnt;
+
+	compile_text("profile t\ndefault deny\nallow file r /**\n");
+	ck_assert_int_eq(bw_pins_resolve(&comp, 5, &ps), 0);
+	mnt = other_mount_root();
+	ck_assert_ptr_nonnull(mnt);
+	pn = pin_at(&ps, mnt);
+	ck_assert_ptr_nonnull(pn);
+	ck_assert_uint_eq(pn->self.flags & BW_PIN_MOUNT, BW_PIN_MOUNT);
+	ck_assert_uint_eq(pn->below.verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(pn->below.verdict_w, BW_V_NONE);
+	bw_pin_set_free(&ps);
+	bw_compiled_free(&comp);
+	bw_profile_free(prof);
+	prof = NULL;
+
+	compile_text("profile t\ndefault allow\ndeny file rw /nonexistent-bw/x\n");
+	ck_assert_int_eq(bw_pins_resolve(&comp, 5, &ps), 0);
+	ck_assert_uint_eq(ps.n, 0);
+	bw_pin_set_free(&ps);
+}
+END_TEST
+
 START_TEST(policy_pin_devs)
 {
 	struct bw_inode_key keys[6] = {};
@@ -334,6 +385,7 @@ Suite *pins_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, pins_carry_trie_values);
 	tcase_add_test(tc, pin_merge_rule_beats_mount);
+	tcase_add_test(tc, resolve_mount_roots_only_where_a_rule_reaches);
 	tcase_add_test(tc, resolve_pins_hard_links_in_denied_dirs);
 	tcase_add_test(tc, resolve_scan_is_bounded);
 	tcase_add_test(tc, policy_pin_devs);
