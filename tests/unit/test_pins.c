@@ -78,16 +78,46 @@ static struct stat stat_rel(const char *rel)
 	return st;
 }
 
+/* The pin of the object st describes, or NULL. */
+static const struct bw_inode_pin *pin_of_stat(const struct bw_pin_set *ps, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->keys[i].ino == st->st_ino &&
+		    ps->keys[i].dev == bw_dev_encode(major(st->st_dev), minor(st->st_dev)))
+			return &ps->pins[i];
+	return NULL;
+}
+
 /* The pin of the object at rel (not following a symlink), or NULL. */
 static const struct bw_inode_pin *pin_of(const struct bw_pin_set *ps, const char *rel)
 {
 	struct stat st = stat_rel(rel);
+
+	return pin_of_stat(ps, &st);
+}
+
+/* The pin of the object at the absolute path p, or NULL. */
+static const struct bw_inode_pin *pin_at(const struct bw_pin_set *ps, const char *p)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(p, &st), 0);
+	return pin_of_stat(ps, &st);
+}
+
+/* A mount root other than "/" (a file system of its own), or NULL. */
+static const char *other_mount_root(void)
+{
+	static const char *const roots[] = {"/proc", "/sys", "/dev"};
+	struct stat root, st;
 	size_t i;
 
-	for (i = 0; i < ps->n; i++)
-		if (ps->keys[i].ino == st.st_ino &&
-		    ps->keys[i].dev == bw_dev_encode(major(st.st_dev), minor(st.st_dev)))
-			return &ps->pins[i];
+	ck_assert_int_eq(stat("/", &root), 0);
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (!stat(roots[i], &st) && st.st_dev != root.st_dev)
+			return roots[i];
 	return NULL;
 }
 
@@ -144,34 +174,6 @@ END_TEST
  * its inode with the trie's values for its path; a file with one name is
  * not, nor is a symlink (even one with two names), nor what it points to.
  */
-/* The pin of the object at the absolute path p, or NULL. */
-static const struct bw_inode_pin *pin_at(const struct bw_pin_set *ps, const char *p)
-{
-	struct stat st;
-	size_t i;
-
-	ck_assert_int_eq(stat(p, &st), 0);
-	for (i = 0; i < ps->n; i++)
-		if (ps->keys[i].ino == st.st_ino &&
-		    ps->keys[i].dev == bw_dev_encode(major(st.st_dev), minor(st.st_dev)))
-			return &ps->pins[i];
-	return NULL;
-}
-
-/* A mount root other than "/" (a file system of its own), or NULL. */
-static const char *other_mount_root(void)
-{
-	static const char *const roots[] = {"/proc", "/sys", "/dev"};
-	struct stat root, st;
-	size_t i;
-
-	ck_assert_int_eq(stat("/", &root), 0);
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
-		if (!stat(roots[i], &st) && st.st_dev != root.st_dev)
-			return roots[i];
-	return NULL;
-}
-
 START_TEST(resolve_pins_hard_links_in_denied_dirs)
 {
 	char text[4 * PATH_MAX], a[PATH_MAX], b[PATH_MAX];
@@ -288,7 +290,6 @@ START_TEST(resolve_scan_is_bounded)
 }
 END_TEST
 
-/* Deny pins name their file systems, up to four; mount pins and allow pins do not. */
 /*
  * A mount root is pinned, for attribute changes, only where a rule decides
  * it or what lies below it; else the climb and the default decide alike.
@@ -320,6 +321,7 @@ START_TEST(resolve_mount_roots_only_where_a_rule_reaches)
 }
 END_TEST
 
+/* Deny pins name their file systems, up to four; mount pins and allow pins do not. */
 START_TEST(policy_pin_devs)
 {
 	struct bw_inode_key keys[6] = {};
