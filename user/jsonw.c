@@ -41,7 +41,10 @@ static void put(struct jw *w, const char *s, size_t n)
 
 static void putc_(struct jw *w, char c)
 {
-	put(w, &c, 1);
+	if (w->len + 3 <= w->cap)
+		w->buf[w->len++] = c;
+	else
+		put(w, &c, 1);
 }
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not valid. */
@@ -132,7 +135,7 @@ static void key(struct jw *w, const char *k)
 	w->need_comma = 1;
 	if (k) {
 		putc_(w, '"');
-		jw_escape(w, k, strlen(k));
+		put(w, k, strlen(k)); /* a name of the schema: plain ASCII (jsonw.h) */
 		put(w, "\":", 2);
 	}
 }

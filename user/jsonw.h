@@ -5,7 +5,9 @@
  * so that a log never holds a partial line. Strings are UTF-8; a byte that is not valid
  * UTF-8 is written as \udcXX (the lone surrogate U+DC00+byte, as Python's
  * "surrogateescape" reads it back), which keeps the original bytes
- * recoverable and the line valid JSON.
+ * recoverable and the line valid JSON. Keys are the schema's own names,
+ * plain ASCII without quotes or backslashes, and are copied as they are:
+ * escaping them was a tenth of the agent's time per event.
  */
 #ifndef BW_JSONW_H
 #define BW_JSONW_H
