@@ -238,7 +238,14 @@ $(FLOOR): tools/bench/floor.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
 
-bench-tools: $(FLOOR)
+# Its event producer (tools/bench/evpace.c, for events.sh).
+EVPACE := $(BUILD)/bench/evpace
+$(EVPACE): tools/bench/evpace.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+bench-tools: $(FLOOR) $(EVPACE)
 
 bench: all bench-tools
 	tools/bench/run.sh
