@@ -25,7 +25,9 @@
 # file system (the pin climb runs where nothing is kept); learn mode under
 # default deny (the file learned once, then repeated); governed, a file with
 # a second hard link, whose verdict is never kept (every open decides on its
-# path: the cost without the decision cache); Landlock with 5 path
+# path: the cost without the decision cache); audit mode with the same
+# profile, and under default deny, where every open is an audit event (the
+# first 1,000 a second logged, the rest counted as throttled); Landlock with 5 path
 # rules (tests/helpers/landlock_run.c); AppArmor with a 6-rule profile.
 # Each figure is the median of 3 runs, with their spread (max - min, in %
 # of the median).
@@ -90,7 +92,7 @@ measure() { # measure NAME CMD... (the loop's FILE$suffix and N are appended per
 }
 
 if [ "$phase" = main ]; then
-	rows="base root floor ungov gov10 gov1000 gov10000 slow climb learn landlock again"
+	rows="base root floor ungov gov10 gov1000 gov10000 slow climb audit auditdeny learn landlock again"
 	measure base incg $LOOP
 	measure root $LOOP
 	profile 10 $dir/p10.profile
@@ -110,7 +112,11 @@ if [ "$phase" = main ]; then
 	echo secret >/tmp/a/secret
 	profile 10 $dir/pclimb.profile "deny file rw /tmp/a/secret"
 	measure climb $BW run --profile $dir/pclimb.profile --log /dev/null -- $LOOP
+	measure audit $BW run --mode audit --profile $dir/p10.profile --log /dev/null -- $LOOP
 	printf 'profile bench\ndefault deny\n' >$dir/plearn.profile
+	# Every open one that enforce would refuse: an audit event each, the
+	# first 1,000 a second sent (--event-rate), the others counted.
+	measure auditdeny quiet $BW run --mode audit --profile $dir/plearn.profile --log /dev/null -- $LOOP
 	# quiet: not the "learned profile written" line of each run.
 	measure learn quiet $BW run --mode learn --profile $dir/plearn.profile --output $dir/learned.profile \
 		--log /dev/null -- $LOOP
@@ -157,6 +163,8 @@ declare -A label=(
 	[gov10000]="governed, 10,000 rules"
 	[slow]="governed, 10 rules, nothing kept"
 	[climb]="governed, deny pin on same fs"
+	[audit]="audit mode, 10 rules"
+	[auditdeny]="audit mode, every open audited"
 	[learn]="learn, the same file repeated"
 	[landlock]="Landlock, 5 rules"
 	[again]="no agent, again at the end"
