@@ -651,8 +651,17 @@ struct bw_event {
 	__u32 dev;	/* with BW_EVF_FS_RELATIVE or _DISCONNECTED: the file system's dev_t */
 	char comm[BW_COMM_LEN];
 	__u64 ino; /* with BW_EVF_DISCONNECTED: the object's inode number */
+	/*
+	 * The acting process's executable when the kernel decided (its mm's
+	 * exe_file; 0 for a kernel thread): the agent names it from these
+	 * after the process has exited or exec'd another program
+	 * (user/events.c, exe_of).
+	 */
+	__u64 exe_ino;
+	__u32 exe_dev; /* bw_dev_encode() */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct bw_event) == 80, "bw_event size");
+_Static_assert(sizeof(struct bw_event) == 96, "bw_event size");
 
 /*
  * Per-CPU counters, one row per policy slot, counted by bpf/event.bpf.h

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -149,6 +150,49 @@ static const char *real_name(struct bw_events *e, struct bw_event *head, const c
 	return full;
 }
 
+/*
+ * Executables recently named, by the identity the kernel put in the event.
+ * An entry is made only when /proc/PID/exe, read after the event, still
+ * leads to the inode the kernel saw (same device and inode): then that name
+ * was the acting program's, not one exec'd since, nor a reused PID's.
+ */
+#define BW_EXE_CACHE 64
+static struct {
+	uint64_t ino;
+	uint32_t dev;
+	char path[PATH_MAX];
+} exe_cache[BW_EXE_CACHE];
+
+/*
+ * The executable of the process that acted in ev, into exe. From the cache
+ * when its identity is there: the process may have exited (its exe can no
+ * longer be read) or exec'd another program since, and a readlink costs a
+ * fifth of an event's time. Otherwise /proc/PID/exe as it is now, "" when
+ * the process is gone.
+ */
+static void exe_of(const struct bw_event *ev, char *exe, size_t len)
+{
+	unsigned slot = (ev->exe_ino ^ ev->exe_dev) % BW_EXE_CACHE;
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	if (ev->exe_ino && exe_cache[slot].ino == ev->exe_ino &&
+	    exe_cache[slot].dev == ev->exe_dev) {
+		snprintf(exe, len, "%s", exe_cache[slot].path);
+		return;
+	}
+	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
+	n = readlink(link, exe, len - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	if (n <= 0 || !ev->exe_ino || stat(link, &st) || st.st_ino != ev->exe_ino ||
+	    bw_dev_encode(major(st.st_dev), minor(st.st_dev)) != ev->exe_dev)
+		return;
+	exe_cache[slot].ino = ev->exe_ino;
+	exe_cache[slot].dev = ev->exe_dev;
+	snprintf(exe_cache[slot].path, sizeof(exe_cache[slot].path), "%s", exe);
+}
+
 /* Past this much waiting, the lines go out before the poll ends. */
 #define BW_OUT_FLUSH (64 * 1024)
 
@@ -174,10 +218,9 @@ static int handle(void *ctx, void *data, size_t size)
 	struct bw_events *e = ctx;
 	struct bw_event head;
 	const struct bw_event *ev = &head;
-	char exe[PATH_MAX] = "", link[64], cgpath[PATH_MAX];
+	char exe[PATH_MAX], cgpath[PATH_MAX];
 	struct bw_event_src src = {.profile = e->profile, .cgroup_path = cgpath};
 	const char *path;
-	ssize_t n;
 
 	if (size < sizeof(head))
 		return 0;
@@ -187,10 +230,7 @@ static int handle(void *ctx, void *data, size_t size)
 	path = (const char *)data + sizeof(*ev);
 	if (ev->flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
 		path = real_name(e, &head, path);
-	/* Best effort: the process may be gone by now. */
-	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
+	exe_of(ev, exe, sizeof(exe));
 	if (e->identify) {
 		cgpath[0] = '\0';
 		src.k8s = e->identify(e->identify_ctx, ev->cgroup_id, cgpath, sizeof(cgpath));

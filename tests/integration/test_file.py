@@ -490,6 +490,82 @@ def test_full_ring_buffer_reports_lost_events():
           "reasons")
 
 
+def test_exe_named_after_exit_or_exec():
+    """An event's proc.exe is the program that acted, also when the agent
+    reads the event after the process has exited (nothing left to read in
+    /proc) or exec'd another program: the kernel puts the executable's
+    device and inode in the event, and the agent names a program it has
+    named before from them. Controls: a program never seen before, gone by
+    then, has no exe (the route is real: the agent was too late to read
+    it); one that exec'd since is named by what it runs now."""
+    write(S + "/secret", "s\n")
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+    code = """
+import os, subprocess, sys, time
+S = %r
+def wait(f):
+    while not os.path.exists(S + f):
+        time.sleep(0.01)
+def refused():
+    try:
+        open(S + "/secret")
+    except PermissionError:
+        return
+    sys.exit("not refused")
+# Seen while alive: cat (kept alive by reading stdin) and this python.
+cat = subprocess.Popen(["/usr/bin/cat", S + "/secret", "-"], stdin=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+refused()
+wait("/seen")
+cat.stdin.close()
+cat.wait()
+open(S + "/ready", "w").close()
+wait("/go")  # the agent is stopped from here on
+subprocess.run(["/usr/bin/cat", S + "/secret"], stderr=subprocess.DEVNULL)
+subprocess.run(["/usr/bin/head", S + "/secret"], stderr=subprocess.DEVNULL)
+perl = subprocess.Popen(["/usr/bin/perl", "-e",
+                         'open(F, "<", $ARGV[0]) and die; exec "/usr/bin/sleep", "5"',
+                         S + "/secret"])
+refused()
+with open(S + "/pids", "w") as f:
+    f.write("%%d %%d" %% (os.getpid(), perl.pid))
+os.execv("/usr/bin/sleep", ["sleep", "5"])
+""" % S
+    log = S + "/exe.log"
+    agent = subprocess.Popen([BW, "run", "--profile", p, "--log", log, "--",
+                              "/usr/bin/python3", "-c", code])
+    try:
+        def seen(comm):
+            return [e for e in denials(events(log)) if e["proc"]["comm"] == comm]
+        wait_for(lambda: seen("cat") and seen("python3"), what="the first events")
+        write(S + "/seen", "")
+        wait_for(lambda: os.path.exists(S + "/ready"), what="the first cat's exit")
+        agent.send_signal(signal.SIGSTOP)
+        write(S + "/go", "")
+        wait_for(lambda: os.path.exists(S + "/pids") and read(S + "/pids"), what="the pids")
+        pids = read(S + "/pids").split()
+
+        def runs_sleep(pid):
+            try:
+                return os.readlink("/proc/%s/exe" % pid) == "/usr/bin/sleep"
+            except OSError:
+                return False
+        wait_for(lambda: all(runs_sleep(pid) for pid in pids), what="the execs of sleep")
+        agent.send_signal(signal.SIGCONT)
+        check_eq(agent.wait(timeout=60), 0, "agent exit status")
+    finally:
+        if agent.poll() is None:
+            agent.send_signal(signal.SIGCONT)
+            agent.kill()
+    evs = denials(events(log))
+    got = [(e["proc"]["comm"], e["proc"]["exe"]) for e in evs]
+    python = os.path.realpath("/usr/bin/python3")
+    # Each pair's own order is the race of two processes: compared as sets.
+    check_eq(sorted(got[:2]), [("cat", "/usr/bin/cat"), ("python3", python)], "seen alive")
+    check_eq(sorted(got[2:]), [("cat", "/usr/bin/cat"), ("head", ""), ("perl", "/usr/bin/sleep"),
+                               ("python3", python)], "read after exit or exec")
+
+
 def test_event_rate_throttles_a_flood_of_denials():
     """A program retrying a denied open in a loop: every attempt is refused,
     at most --event-rate events a second are logged, the rest are counted."""
@@ -663,6 +739,7 @@ TESTS = [
     test_attach_child_cgroup_outside_and_detach,
     test_attach_detaches_on_sigterm,
     test_full_ring_buffer_reports_lost_events,
+    test_exe_named_after_exit_or_exec,
     test_event_rate_throttles_a_flood_of_denials,
     test_learn_mode_and_switching_modes,
     test_on_deny_kill_ends_the_whole_cgroup,
