@@ -11,6 +11,8 @@
  * cgroup cost one hash lookup; for governed ones every internal failure
  * refuses.
  */
+/* Cgroup programs: no task BTF (bw_current_cgroup in maps.bpf.h). */
+#define BW_CGROUP_PROGS
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
