@@ -203,9 +203,13 @@ static int run(struct bw_opts *o)
 	empty_cgroup(cgdir);
 	/* Ends with a drain: what the last processes did is logged before the slot goes. */
 	bw_session_end(&s);
+	/* Throttled events are counted, not lost to the ring buffer: told apart. */
 	if (s.ev.denials || s.ev.lost)
-		bw_info("%s: %llu denied, %llu events lost", argv[0],
-			(unsigned long long)s.ev.denials, (unsigned long long)s.ev.lost);
+		bw_info("%s: %llu denied, %llu events lost (ring buffer full), %llu throttled "
+			"(--event-rate)",
+			argv[0], (unsigned long long)s.ev.denials,
+			(unsigned long long)s.ev.lost_reported,
+			(unsigned long long)s.ev.throttled_reported);
 	ret = remove_cgroup_tree(cgdir);
 	if (ret)
 		bw_err("cannot remove %s: %s", cgdir, strerror(-ret));
