@@ -154,7 +154,9 @@ static const char *real_name(struct bw_events *e, struct bw_event *head, const c
  * Executables recently named, by the identity the kernel put in the event.
  * An entry is made only when /proc/PID/exe, read after the event, still
  * leads to the inode the kernel saw (same device and inode): then that name
- * was the acting program's, not one exec'd since, nor a reused PID's.
+ * was the acting program's, not one exec'd since, nor a reused PID's. Any
+ * entry holds any program, replaced in turn: the last 64 programs named
+ * are all there, whatever their inode numbers.
  */
 #define BW_EXE_CACHE 64
 static struct {
@@ -162,25 +164,27 @@ static struct {
 	uint32_t dev;
 	char path[PATH_MAX];
 } exe_cache[BW_EXE_CACHE];
+static unsigned exe_cache_next;
 
 /*
  * The executable of the process that acted in ev, into exe. From the cache
  * when its identity is there: the process may have exited (its exe can no
- * longer be read) or exec'd another program since, and a readlink costs a
- * fifth of an event's time. Otherwise /proc/PID/exe as it is now, "" when
+ * longer be read) or exec'd another program since, and reading it was two
+ * fifths of an event's time. Otherwise /proc/PID/exe as it is now, "" when
  * the process is gone.
  */
 static void exe_of(const struct bw_event *ev, char *exe, size_t len)
 {
-	unsigned slot = (ev->exe_ino ^ ev->exe_dev) % BW_EXE_CACHE;
 	char link[64];
 	struct stat st;
+	unsigned i;
 	ssize_t n;
 
-	if (ev->exe_ino && exe_cache[slot].ino == ev->exe_ino &&
-	    exe_cache[slot].dev == ev->exe_dev) {
-		snprintf(exe, len, "%s", exe_cache[slot].path);
-		return;
+	for (i = 0; ev->exe_ino && i < BW_EXE_CACHE; i++) {
+		if (exe_cache[i].ino == ev->exe_ino && exe_cache[i].dev == ev->exe_dev) {
+			snprintf(exe, len, "%s", exe_cache[i].path);
+			return;
+		}
 	}
 	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
 	n = readlink(link, exe, len - 1);
@@ -188,9 +192,10 @@ static void exe_of(const struct bw_event *ev, char *exe, size_t len)
 	if (n <= 0 || !ev->exe_ino || stat(link, &st) || st.st_ino != ev->exe_ino ||
 	    bw_dev_encode(major(st.st_dev), minor(st.st_dev)) != ev->exe_dev)
 		return;
-	exe_cache[slot].ino = ev->exe_ino;
-	exe_cache[slot].dev = ev->exe_dev;
-	snprintf(exe_cache[slot].path, sizeof(exe_cache[slot].path), "%s", exe);
+	i = exe_cache_next++ % BW_EXE_CACHE;
+	exe_cache[i].ino = ev->exe_ino;
+	exe_cache[i].dev = ev->exe_dev;
+	snprintf(exe_cache[i].path, sizeof(exe_cache[i].path), "%s", exe);
 }
 
 /* Past this much waiting, the lines go out before the poll ends. */
