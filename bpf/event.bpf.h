@@ -183,9 +183,10 @@ static __always_inline void bw_event_head(struct bw_event *ev, __u64 cgid, __u32
 	ev->args_len = 0;
 	ev->dev = 0;
 	ev->ino = 0;
-	ev->exe_ino = BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino);
-	ev->exe_dev = BPF_CORE_READ(task, mm, exe_file, f_inode, i_sb, s_dev);
-	ev->pad = 0;
+	if (!(flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))) {
+		ev->dev = BPF_CORE_READ(task, mm, exe_file, f_inode, i_sb, s_dev);
+		ev->ino = BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino);
+	}
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 }
 

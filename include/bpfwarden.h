@@ -648,20 +648,21 @@ struct bw_event {
 	__u8 mode;     /* enum bw_mode of the governed cgroup when the kernel decided */
 	__u16 path_len;
 	__u16 args_len; /* exec: NUL-terminated arguments after the path */
-	__u32 dev;	/* with BW_EVF_FS_RELATIVE or _DISCONNECTED: the file system's dev_t */
-	char comm[BW_COMM_LEN];
-	__u64 ino; /* with BW_EVF_DISCONNECTED: the object's inode number */
 	/*
-	 * The acting process's executable when the kernel decided (its mm's
-	 * exe_file; 0 for a kernel thread): the agent names it from these
-	 * after the process has exited or exec'd another program
-	 * (user/events.c, exe_of).
+	 * With BW_EVF_FS_RELATIVE or _DISCONNECTED: the object's file system
+	 * (dev_t, bw_dev_encode()) and, disconnected, its inode number.
+	 * Without them: the acting process's executable when the kernel
+	 * decided (its mm's exe_file; 0 for a kernel thread), by which the
+	 * agent names it after the process has exited or exec'd another
+	 * program (user/events.c, exe_of). In the fields an older agent reads
+	 * only with those flags: the record stays the same for both builds
+	 * across an upgrade (docs/operations.md).
 	 */
-	__u64 exe_ino;
-	__u32 exe_dev; /* bw_dev_encode() */
-	__u32 pad;
+	__u32 dev;
+	char comm[BW_COMM_LEN];
+	__u64 ino;
 };
-_Static_assert(sizeof(struct bw_event) == 96, "bw_event size");
+_Static_assert(sizeof(struct bw_event) == 80, "bw_event size");
 
 /*
  * Per-CPU counters, one row per policy slot, counted by bpf/event.bpf.h

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,13 +176,15 @@ static unsigned exe_cache_next;
  */
 static void exe_of(const struct bw_event *ev, char *exe, size_t len)
 {
+	/* dev and ino are the object's with these flags (include/bpfwarden.h). */
+	bool known = !(ev->flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED)) && ev->ino;
 	char link[64];
 	struct stat st;
 	unsigned i;
 	ssize_t n;
 
-	for (i = 0; ev->exe_ino && i < BW_EXE_CACHE; i++) {
-		if (exe_cache[i].ino == ev->exe_ino && exe_cache[i].dev == ev->exe_dev) {
+	for (i = 0; known && i < BW_EXE_CACHE; i++) {
+		if (exe_cache[i].ino == ev->ino && exe_cache[i].dev == ev->dev) {
 			snprintf(exe, len, "%s", exe_cache[i].path);
 			return;
 		}
@@ -189,12 +192,12 @@ static void exe_of(const struct bw_event *ev, char *exe, size_t len)
 	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
 	n = readlink(link, exe, len - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	if (n <= 0 || !ev->exe_ino || stat(link, &st) || st.st_ino != ev->exe_ino ||
-	    bw_dev_encode(major(st.st_dev), minor(st.st_dev)) != ev->exe_dev)
+	if (n <= 0 || !known || stat(link, &st) || st.st_ino != ev->ino ||
+	    bw_dev_encode(major(st.st_dev), minor(st.st_dev)) != ev->dev)
 		return;
 	i = exe_cache_next++ % BW_EXE_CACHE;
-	exe_cache[i].ino = ev->exe_ino;
-	exe_cache[i].dev = ev->exe_dev;
+	exe_cache[i].ino = ev->ino;
+	exe_cache[i].dev = ev->dev;
 	snprintf(exe_cache[i].path, sizeof(exe_cache[i].path), "%s", exe);
 }
 
