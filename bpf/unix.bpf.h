@@ -134,6 +134,15 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock 
 {
 	struct unix_sock *peer = (struct unix_sock *)other;
 	struct unix_address *addr = BPF_CORE_READ(peer, addr);
+	/*
+	 * A peer being closed clears path.dentry, then path.mnt
+	 * (unix_release_sock): read in the other order, a path seen whole is
+	 * one of before the close, and a half-cleared one (a dentry without
+	 * its mount: a path from the file system's root, which no rule names,
+	 * decided by the default) is not seen: it takes the name given to
+	 * bind, below, as a closed peer's does.
+	 */
+	struct vfsmount *mnt = BPF_CORE_READ(peer, path.mnt);
 	struct dentry *dentry = BPF_CORE_READ(peer, path.dentry);
 	__u32 n;
 	char first = 0;
@@ -142,8 +151,8 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock 
 	__builtin_memset(u->name, 0, sizeof(u->name));
 	if (!addr)
 		return -1; /* unnamed: a socketpair or an unbound socket, nothing to name */
-	if (dentry)
-		return bw_unix_path_name(u, BPF_CORE_READ(peer, path.mnt), dentry, len);
+	if (dentry && mnt)
+		return bw_unix_path_name(u, mnt, dentry, len);
 	/*
 	 * No path: abstract (sun_path starts with a NUL, the name runs to
 	 * addr->len), or a socket file's peer that was closed, whose path the
