@@ -113,7 +113,9 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
 
 /*
  * Decide an access to the object whose path (len bytes) is at s->key.path,
- * with the rules in `rules` (a trie of the category) and the pins of `cat`.
+ * with the rules in `tries` (the category's tries, one per slot: the
+ * process's slot's is looked up only when a path is matched) and the pins
+ * of `cat`.
  * has_mnt is false for attribute changes, whose hook names no mount, and for
  * objects without a path in the task's view (bpf/path.bpf.h): then the pins
  * alone decide, else the default. Exec decisions use the `r` slot of the
@@ -126,7 +128,7 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
  * mode let it through as a learned access, else BW_DC_NONE.
  */
 static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
-				     void *rules, __u8 cat, struct dentry *dentry, bool has_mnt,
+				     void *tries, __u8 cat, struct dentry *dentry, bool has_mnt,
 				     __u32 len, __u32 flags, __u8 op, __u8 access, __u8 *keep)
 {
 	__u8 default_verdict;
@@ -138,6 +140,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	struct bw_outcome o;
 	struct inode *inode;
 	__u32 policy = cg->policy;
+	void *rules;
 
 	pol = bw_policy_of(cg);
 	if (!pol)
@@ -184,6 +187,9 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		 * end, or at BW_KEY_PATH_MAX for a path longer than any rule, where
 		 * only subtree keys can match.
 		 */
+		rules = bw_trie_of(tries, policy);
+		if (!rules)
+			return -EACCES;
 		s->key.policy = policy;
 		if (len < BW_KEY_PATH_MAX)
 			s->key.path[len] = '\0';

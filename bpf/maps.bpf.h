@@ -84,32 +84,63 @@ static __always_inline __u32 bw_slots_used(void)
 }
 
 /*
- * File rules and exec rules of every policy, one trie each, keyed alike: the
- * longest matching prefix is the most specific rule. Exec rules decide
- * running with the `r` slot of their values, mapping executable with `w`.
+ * Rules are kept per policy slot, one trie per category (file, exec,
+ * network), created and filled by the agent that owns the slot and then put
+ * in the slot's place: a slot's decision walks only its own profile's keys,
+ * however many profiles are loaded, and a released slot takes its tries
+ * with it (user/govern.c). A missing trie fails closed. The keys still
+ * carry their slot, so a key read back says whose it is.
+ *
+ * File and exec tries are keyed alike: the longest matching prefix is the
+ * most specific rule. Exec rules decide running with the `r` slot of their
+ * values, mapping executable with `w`.
  */
+/*
+ * Sizes, not types, in the inner maps: an object that never names the key
+ * type gets only a forward declaration of it in its BTF.
+ */
+struct bw_path_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, BW_MAX_FILE_KEYS);
+	__uint(key_size, sizeof(struct bw_path_key));
+	__uint(value_size, sizeof(struct bw_path_rule));
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+
 #define BW_PATH_RULES(name)                                                                        \
 	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_LPM_TRIE);                                               \
-		__uint(max_entries, BW_MAX_FILE_KEYS);                                             \
-		__type(key, struct bw_path_key);                                                   \
-		__type(value, struct bw_path_rule);                                                \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
+		__uint(max_entries, BW_MAX_POLICIES);                                              \
+		__type(key, __u32);                                                                \
 		__uint(pinning, LIBBPF_PIN_BY_NAME);                                               \
+		__array(values, struct bw_path_trie);                                              \
 	} name SEC(".maps")
 
 BW_PATH_RULES(bw_file_rules);
 BW_PATH_RULES(bw_exec_rules);
 
-/* Network rules of every policy (include/bpfwarden.h explains the layout). */
-struct {
+/* Network rules (include/bpfwarden.h explains the layout), a trie per slot. */
+struct bw_net_trie {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, BW_MAX_NET_KEYS);
-	__type(key, struct bw_net_key);
-	__type(value, struct bw_net_value);
+	__uint(key_size, sizeof(struct bw_net_key));
+	__uint(value_size, sizeof(struct bw_net_value));
 	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, BW_MAX_POLICIES);
+	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct bw_net_trie);
 } bw_net_rules SEC(".maps");
+
+/* The trie of slot `policy` in `tries` (one of the three above), or NULL. */
+static __always_inline void *bw_trie_of(void *tries, __u32 policy)
+{
+	return bpf_map_lookup_elem(tries, &policy);
+}
 
 /* unix socket rules of every policy: exact names. */
 struct {

@@ -36,6 +36,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	__u32 *a = (__u32 *)k.addr;
 	__u16 port, rule;
 	__u8 verdict, proto, evop;
+	void *rules;
 	__u64 cgid;
 
 	proto = bw_net_proto(ctx->protocol);
@@ -45,7 +46,8 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	if (!cg)
 		return 1;
 	pol = bw_policy_of(cg);
-	if (!pol)
+	rules = bw_trie_of(&bw_net_rules, cg->policy);
+	if (!pol || !rules)
 		return 0;
 
 	port = bpf_ntohs((__u16)ctx->user_port);
@@ -61,7 +63,7 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	evop = op == BW_NOP_BIND      ? BW_OP_BIND
 	       : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
 				      : BW_OP_CONNECT;
-	verdict = bw_net_verdict(pol, cg->policy, &k, op, proto, port, &rule);
+	verdict = bw_net_verdict(pol, cg->policy, rules, &k, op, proto, port, &rule);
 	if (verdict != BW_V_DENY) {
 		bw_opstat(cg->policy, evop, cg->mode, 1);
 		return 1;

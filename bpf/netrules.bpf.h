@@ -44,12 +44,12 @@ static __always_inline __u8 bw_net_proto(__u32 protocol)
 }
 
 /* The verdict of the rules for k's address and port (NONE: no rule), and the rule. */
-static __always_inline __u8 bw_net_rule(struct bw_net_key *k, __u16 port, __u16 *rule)
+static __always_inline __u8 bw_net_rule(void *rules, struct bw_net_key *k, __u16 port, __u16 *rule)
 {
 	struct bw_net_value *r;
 	__u32 i, n;
 
-	r = bpf_map_lookup_elem(&bw_net_rules, k);
+	r = bpf_map_lookup_elem(rules, k);
 	if (!r)
 		return BW_V_NONE;
 	n = r->n;
@@ -79,8 +79,8 @@ static __always_inline bool bw_loopback(const __u32 *a)
  * allow of either winning over the default. The host's addresses are looked
  * at (bw_dest_local) only when the loopback rules would change the outcome.
  */
-static __always_inline void bw_net_local(struct bw_net_key *k, __u16 port, __u8 default_net,
-					 __u8 *verdict, __u16 *rule)
+static __always_inline void bw_net_local(void *rules, struct bw_net_key *k, __u16 port,
+					 __u8 default_net, __u8 *verdict, __u16 *rule)
 {
 	__u32 *a = (__u32 *)k->addr, saved[4];
 	__u16 lo_rule = 0;
@@ -95,7 +95,7 @@ static __always_inline void bw_net_local(struct bw_net_key *k, __u16 port, __u8 
 		a[0] = a[1] = a[2] = 0;
 		a[3] = bpf_htonl(1);
 	}
-	lo = bw_net_rule(k, port, &lo_rule);
+	lo = bw_net_rule(rules, k, port, &lo_rule);
 	__builtin_memcpy(a, saved, sizeof(saved));
 	if ((lo == BW_V_DENY ||
 	     (lo == BW_V_ALLOW && *verdict == BW_V_NONE && default_net == BW_V_DENY)) &&
@@ -106,15 +106,16 @@ static __always_inline void bw_net_local(struct bw_net_key *k, __u16 port, __u8 
 }
 
 /*
- * The verdict of policy pol for the endpoint in k (addr filled in, IPv6
- * form) and port, under operation op (BW_NOP_*) and proto: the most specific
- * rule, else the net default. *rule is the deciding rule (0: the default).
+ * The verdict of policy pol (slot `policy`, its trie `rules`: bw_net_trie)
+ * for the endpoint in k (addr filled in, IPv6 form) and port, under
+ * operation op (BW_NOP_*) and proto: the most specific rule, else the net
+ * default. *rule is the deciding rule (0: the default).
  * A destination is decided as the address it reaches (bw_local_dest), and
  * one of the local host's as its loopback address too (bw_net_local).
  */
 static __always_inline __u8 bw_net_verdict(const struct bw_policy *pol, __u32 policy,
-					   struct bw_net_key *k, __u8 op, __u8 proto, __u16 port,
-					   __u16 *rule)
+					   void *rules, struct bw_net_key *k, __u8 op, __u8 proto,
+					   __u16 port, __u16 *rule)
 {
 	__u8 verdict;
 
@@ -125,9 +126,9 @@ static __always_inline __u8 bw_net_verdict(const struct bw_policy *pol, __u32 po
 	k->op = op == BW_NOP_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
 	k->proto = proto;
 	k->prefixlen = BW_NET_KEY_HEAD_BITS + 128;
-	verdict = bw_net_rule(k, port, rule);
+	verdict = bw_net_rule(rules, k, port, rule);
 	if (op != BW_NOP_BIND)
-		bw_net_local(k, port, pol->default_net, &verdict, rule);
+		bw_net_local(rules, k, port, pol->default_net, &verdict, rule);
 	if (verdict == BW_V_NONE) {
 		verdict = pol->default_net;
 		*rule = 0;

@@ -173,6 +173,7 @@ static __always_inline int bw_receive_inet(__u64 cgid, const struct bw_cgroup *c
 	__u32 *a = (__u32 *)k.addr;
 	__u16 protocol = BPF_CORE_READ(sk, sk_protocol), port, rule;
 	__u8 proto, verdict;
+	void *rules;
 
 	proto = bw_net_proto(protocol);
 	if (type == SOCK_RAW || !proto)
@@ -187,7 +188,10 @@ static __always_inline int bw_receive_inet(__u64 cgid, const struct bw_cgroup *c
 		a[2] = bpf_htonl(0xffff);
 		a[3] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
 	}
-	verdict = bw_net_verdict(pol, cg->policy, &k, BW_NOP_CONNECT, proto, port, &rule);
+	rules = bw_trie_of(&bw_net_rules, cg->policy);
+	if (!rules)
+		return -EPERM;
+	verdict = bw_net_verdict(pol, cg->policy, rules, &k, BW_NOP_CONNECT, proto, port, &rule);
 	if (verdict != BW_V_DENY)
 		return 0;
 	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));

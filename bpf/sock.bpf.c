@@ -193,6 +193,7 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 	struct bw_policy *pol;
 	__u32 *a = (__u32 *)k.addr;
 	__u16 port, rule, family;
+	void *rules;
 	__u64 cgid;
 
 	if (ret)
@@ -205,7 +206,8 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 	if (!cg)
 		return 0;
 	pol = bw_policy_of(cg);
-	if (!pol)
+	rules = bw_trie_of(&bw_net_rules, cg->policy);
+	if (!pol || !rules)
 		return -EPERM;
 	family = BPF_CORE_READ(address, sa_family);
 	if (family == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
@@ -223,7 +225,7 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 		return 0; /* AF_UNSPEC: a disconnect */
 	}
 	port = bpf_ntohs(port);
-	if (bw_net_verdict(pol, cg->policy, &k, BW_NOP_CONNECT, IPPROTO_UDP, port, &rule) !=
+	if (bw_net_verdict(pol, cg->policy, rules, &k, BW_NOP_CONNECT, IPPROTO_UDP, port, &rule) !=
 	    BW_V_DENY) {
 		bw_opstat(cg->policy, BW_OP_CONNECT, cg->mode, 1);
 		return 0;

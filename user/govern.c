@@ -97,23 +97,12 @@ static void delete_policy_keys(int fd, size_t key_size, size_t offset, size_t ps
 }
 
 /*
- * Called once no cgroup refers to the slot. A decision that read an entry
- * naming it just before may still be running: deleting from bw_rbufs, a
- * map of maps, returns only after every running BPF program has finished
- * (the kernel's maybe_wait_bpf_programs, a synchronize_rcu), so it goes
- * first and no decision sees half-deleted rules.
+ * What of a slot is kept by key in maps shared by every slot: its unix
+ * names, and its pins and positions, which the kernel writes too
+ * (bpf/ident.bpf.c).
  */
-static int slot_release(struct bw_maps *m, uint32_t id)
+static void release_keys(struct bw_maps *m, uint32_t id)
 {
-	struct bw_policy empty = {};
-
-	bpf_map_delete_elem(m->rbufs, &id);
-	delete_policy_keys(m->file_rules, sizeof(struct bw_path_key),
-			   offsetof(struct bw_path_key, policy), sizeof(__u32), id);
-	delete_policy_keys(m->exec_rules, sizeof(struct bw_path_key),
-			   offsetof(struct bw_path_key, policy), sizeof(__u32), id);
-	delete_policy_keys(m->net_rules, sizeof(struct bw_net_key),
-			   offsetof(struct bw_net_key, policy), sizeof(__u32), id);
 	delete_policy_keys(m->unix_rules, sizeof(struct bw_unix_key),
 			   offsetof(struct bw_unix_key, policy), sizeof(__u32), id);
 	delete_policy_keys(m->inodes, sizeof(struct bw_inode_key),
@@ -121,6 +110,25 @@ static int slot_release(struct bw_maps *m, uint32_t id)
 	delete_policy_keys(m->pos_pins, sizeof(struct bw_pos_pin_key),
 			   offsetof(struct bw_pos_pin_key, policy), sizeof(__u16), id);
 	bw_positions_release(m, id);
+}
+
+/*
+ * Called once no cgroup refers to the slot. A decision that read an entry
+ * naming it just before may still be running: a delete from a map of maps
+ * (bw_rbufs, the rule tries) returns only after every running BPF program
+ * has finished (the kernel's maybe_wait_bpf_programs, a synchronize_rcu), so
+ * those go first and no decision sees half-deleted pins. The tries go
+ * whole, with every rule of the slot.
+ */
+static int slot_release(struct bw_maps *m, uint32_t id)
+{
+	struct bw_policy empty = {};
+
+	bpf_map_delete_elem(m->rbufs, &id);
+	bpf_map_delete_elem(m->file_rules, &id);
+	bpf_map_delete_elem(m->exec_rules, &id);
+	bpf_map_delete_elem(m->net_rules, &id);
+	release_keys(m, id);
 	return bpf_map_update_elem(m->policies, &id, &empty, BPF_ANY) ? -errno : 0;
 }
 
@@ -138,20 +146,45 @@ static int slot_end_sync(struct bw_maps *m)
 	return bpf_map_update_elem(m->slot_end, &zero, &end, BPF_ANY) ? -errno : 0;
 }
 
-/* A slot is free when unused, or when its owner died and no cgroup refers to it. */
-static int slot_free(struct bw_maps *m, uint32_t id)
+/*
+ * A slot is free when unused, or when its owner died and no cgroup refers
+ * to it; *dead says which.
+ */
+static int slot_free(struct bw_maps *m, uint32_t id, int *dead)
 {
 	struct bw_policy p;
 
+	*dead = 0;
 	if (bpf_map_lookup_elem(m->policies, &id, &p))
 		return 0;
 	if (!p.in_use)
 		return 1;
 	if (p.owner_pid && kill(p.owner_pid, 0) && errno == ESRCH && !slot_referenced(m, id)) {
 		bw_dbg("reclaiming policy slot %u of dead agent %u", id, p.owner_pid);
+		*dead = 1;
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * A new trie for one slot's rules of a category (bpf/maps.bpf.h): sized as
+ * the maps' inner template, which the kernel holds it to.
+ */
+static int trie_new(const char *name, size_t key_size, size_t value_size, __u32 max)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
+	int fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, name, key_size, value_size, max, &opts);
+
+	if (fd < 0) {
+		const char *caps = bw_caps_missing(BW_NEED_BPF);
+		int ret = -errno;
+
+		bw_err("cannot create the rule trie %s: %s", name,
+		       ret == -EPERM && caps ? caps : strerror(-ret));
+		return ret;
+	}
+	return fd;
 }
 
 static int write_keys(int fd, const struct bw_file_entry *v, size_t n, uint32_t id)
@@ -165,8 +198,8 @@ static int write_keys(int fd, const struct bw_file_entry *v, size_t n, uint32_t 
 		if (bpf_map_update_elem(fd, &k, &v[i].val, BPF_ANY)) {
 			int ret = -errno;
 
-			bw_err("cannot store rule key %.*s: %s (the rule maps hold %d keys each "
-			       "for all loaded profiles)",
+			bw_err("cannot store rule key %.*s: %s (a profile holds at most %d keys "
+			       "of each kind)",
 			       (int)v[i].keylen, v[i].key, strerror(-ret), BW_MAX_FILE_KEYS);
 			return ret;
 		}
@@ -174,7 +207,7 @@ static int write_keys(int fd, const struct bw_file_entry *v, size_t n, uint32_t 
 	return 0;
 }
 
-static int write_net(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
+static int write_net(int fd, const struct bw_compiled *c, uint32_t id)
 {
 	size_t i;
 
@@ -183,11 +216,10 @@ static int write_net(struct bw_maps *m, const struct bw_compiled *c, uint32_t id
 
 		k.policy = id;
 		k.prefixlen = BW_NET_KEY_HEAD_BITS + c->nets[i].key.prefixlen;
-		if (bpf_map_update_elem(m->net_rules, &k, &c->nets[i].val, BPF_ANY)) {
+		if (bpf_map_update_elem(fd, &k, &c->nets[i].val, BPF_ANY)) {
 			int ret = -errno;
 
-			bw_err("cannot store a network rule: %s (at most %d keys for all loaded "
-			       "profiles)",
+			bw_err("cannot store a network rule: %s (a profile holds at most %d)",
 			       strerror(-ret), BW_MAX_NET_KEYS);
 			return ret;
 		}
@@ -215,15 +247,48 @@ static int write_unix(struct bw_maps *m, const struct bw_compiled *c, uint32_t i
 	return 0;
 }
 
+/* A trie put in its slot only once full: the kernel never decides by half of it. */
+static int trie_place(int outer, uint32_t id, int trie)
+{
+	int ret = bpf_map_update_elem(outer, &id, &trie, BPF_ANY) ? -errno : 0;
+
+	if (ret)
+		bw_err("cannot place a rule trie in policy slot %u: %s", id, strerror(-ret));
+	return ret;
+}
+
 static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
 {
-	int ret = write_keys(m->file_rules, c->files, c->nfiles, id);
+	int files, execs = -1, nets = -1, ret;
 
+	files = trie_new(BW_FILE_TRIE, sizeof(struct bw_path_key), sizeof(struct bw_path_rule),
+			 BW_MAX_FILE_KEYS);
+	if (files < 0)
+		return files;
+	ret = execs = trie_new(BW_EXEC_TRIE, sizeof(struct bw_path_key),
+			       sizeof(struct bw_path_rule), BW_MAX_FILE_KEYS);
+	if (ret >= 0)
+		ret = nets = trie_new(BW_NET_TRIE, sizeof(struct bw_net_key),
+				      sizeof(struct bw_net_value), BW_MAX_NET_KEYS);
+	if (ret >= 0)
+		ret = write_keys(files, c->files, c->nfiles, id);
 	if (!ret)
-		ret = write_keys(m->exec_rules, c->execs, c->nexecs, id);
+		ret = write_keys(execs, c->execs, c->nexecs, id);
 	if (!ret)
-		ret = write_net(m, c, id);
-	return ret ? ret : write_unix(m, c, id);
+		ret = write_net(nets, c, id);
+	if (!ret)
+		ret = trie_place(m->file_rules, id, files);
+	if (!ret)
+		ret = trie_place(m->exec_rules, id, execs);
+	if (!ret)
+		ret = trie_place(m->net_rules, id, nets);
+	/* The slots keep what was placed; a failed install releases it. */
+	close(files);
+	if (execs >= 0)
+		close(execs);
+	if (nets >= 0)
+		close(nets);
+	return ret < 0 ? ret : write_unix(m, c, id);
 }
 
 /* Likewise its verdicts per operation, mode and verdict. */
@@ -280,21 +345,30 @@ int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
 	struct bw_policy pol = c->policy;
 	struct bw_pins_done pins = {};
 	uint32_t id;
-	int ret, rb;
+	int ret, rb, dead = 0;
 
 	ret = bw_lock(m);
 	if (ret)
 		return ret;
 	for (id = 0; id < BW_MAX_POLICIES; id++)
-		if (slot_free(m, id))
+		if (slot_free(m, id, &dead))
 			break;
 	if (id == BW_MAX_POLICIES) {
 		bw_err("all %d policy slots are in use: detach a profile first", BW_MAX_POLICIES);
 		ret = -ENOSPC;
 		goto out;
 	}
-	/* Leftovers of a dead owner go before the slot is reused. */
-	slot_release(m, id);
+	/*
+	 * Leftovers of a dead owner go before the slot is reused. An unused
+	 * slot holds no ring buffer or tries (only an owner places them, under
+	 * the lock, once the slot is in use), and deleting them anyway would
+	 * wait for a grace period each on 6.1, found or not; the kernel may
+	 * have left it pins and positions, though.
+	 */
+	if (dead)
+		slot_release(m, id);
+	else
+		release_keys(m, id);
 	ret = zero_counters(m, id);
 	if (ret)
 		goto out;

@@ -15,6 +15,14 @@
 #include "pins.h"
 #include "positions.h"
 
+/*
+ * Names of the tries that hold one slot's rules (bpf/maps.bpf.h), by which
+ * the metrics find them all.
+ */
+#define BW_FILE_TRIE "bw_file_trie"
+#define BW_EXEC_TRIE "bw_exec_trie"
+#define BW_NET_TRIE  "bw_net_trie"
+
 struct bw_slot {
 	uint32_t id;
 	int rb_fd; /* this slot's ring buffer, owned by the caller */

@@ -5,6 +5,7 @@
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -395,6 +396,107 @@ def test_start_with_a_full_file_open_trampoline():
         subprocess.run(["rm", "-rf", fill])
 
 
+PINS = "/sys/fs/bpf/bpfwarden"
+ASK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ask_driver.py")
+
+
+def slot_key(slot):
+    return ["%d" % x for x in slot.to_bytes(4, "little")]
+
+
+def rule_tries():
+    """The policy slots holding a trie in each of the rule maps of maps (none
+    before the first agent has pinned them). Slot by slot below bw_slot_end:
+    bpftool's dump of a map of maps takes 17 s on 6.1 in the guest."""
+    out = {"file": set(), "exec": set(), "net": set()}
+    if not os.path.exists(PINS + "/bw_slot_end"):
+        return out
+    end = bpftool_json("map", "dump", "pinned", PINS + "/bw_slot_end")[0]["formatted"]["value"]
+    for kind in out:
+        for slot in range(end):
+            r = subprocess.run(["bpftool", "map", "lookup", "pinned",
+                                "%s/bw_%s_rules" % (PINS, kind), "key"] + slot_key(slot),
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                out[kind].add(slot)
+    return out
+
+
+def test_each_slot_has_its_own_rule_tries():
+    """A profile's file, exec and network rules are tries of its policy slot's
+    own (bpf/maps.bpf.h): a second sandbox's start adds three, its end takes
+    them away and leaves the first's, which still decides. A governed process
+    whose slot has lost a trie is refused what that trie decides (fails
+    closed), where the same operation passed just before."""
+    write(S + "/secret", "s\n")
+    for i in range(4):
+        write("%s/n%d" % (S, i), "n\n")
+    lsn = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(16)
+    port = lsn.getsockname()[1]
+    base = rule_tries()
+    pa = profile("default allow\ndeny file r %s/secret\n" % S, name="ta")
+    pb = profile("default allow\ndeny file r %s/n0\n" % S, name="tb")
+    a = subprocess.Popen([BW, "run", "--profile", pa, "--log", S + "/a.log", "--",
+                          "/usr/bin/python3", "-u", ASK], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    b = None
+
+    def ask(q):
+        a.stdin.write(q + "\n")
+        a.stdin.flush()
+        return a.stdout.readline().strip()
+
+    try:
+        check_eq(a.stdout.readline().strip(), "READY", "the driver in sandbox A")
+        mine = {k: v - base[k] for k, v in rule_tries().items()}
+        check(all(len(v) == 1 for v in mine.values()), "A's new tries: %s" % mine)
+        slot_a = mine["file"]
+        check_eq(mine["exec"], slot_a, "A's exec trie's slot")
+        check_eq(mine["net"], slot_a, "A's net trie's slot")
+
+        b = subprocess.Popen([BW, "run", "--profile", pb, "--log", S + "/b.log", "--",
+                              "sh", "-c", "read x"], stdin=subprocess.PIPE, text=True)
+        wait_for(lambda: os.path.exists(S + "/b.log") and "governing" in read(S + "/b.log"),
+                 what="sandbox B")
+        both = rule_tries()
+        slot_b = both["file"] - base["file"] - slot_a
+        check_eq(len(slot_b), 1, "B's file trie (slots %s)" % both)
+        for kind in both:
+            check_eq(both[kind] - base[kind], slot_a | slot_b, "%s tries with A and B" % kind)
+        b.communicate("\n", timeout=60)
+        check_eq(b.returncode, 0, "sandbox B's exit status")
+        for kind, slots in rule_tries().items():
+            check_eq(slots - base[kind], slot_a, "%s tries after B ended" % kind)
+        check_eq(ask("open %s/secret" % S), EACCES, "A's denied file after B ended")
+        check_eq(ask("open %s/n0" % S), "OK", "B's denied file in A")
+
+        key = slot_key(next(iter(slot_a)))
+
+        def drop(kind):
+            r = subprocess.run(["bpftool", "map", "delete", "pinned",
+                                "%s/bw_%s_rules" % (PINS, kind), "key"] + key,
+                               capture_output=True, text=True)
+            check_eq(r.returncode, 0, "deleting A's %s trie: %s" % (kind, r.stderr))
+
+        check_eq(ask("connect %d" % port), "OK", "connect with A's net trie")
+        drop("net")
+        check_eq(ask("connect %d" % port), "ERR EPERM", "connect without it")
+        check_eq(ask("exec /usr/bin/true"), "OK", "exec with A's exec trie")
+        drop("exec")
+        check_eq(ask("exec /usr/bin/false"), EACCES, "exec without it")
+        check_eq(ask("open %s/n1" % S), "OK", "open with A's file trie")
+        drop("file")
+        check_eq(ask("open %s/n2" % S), EACCES, "open without it")
+    finally:
+        lsn.close()
+        for p in (a, b):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+
+
 def test_attach_child_cgroup_outside_and_detach():
     write(S + "/secret", "s\n")
     root = cgroup_root()
@@ -736,6 +838,7 @@ TESTS = [
     test_concurrent_sandboxes,
     test_many_sandboxes_each_with_its_own_profile,
     test_start_with_a_full_file_open_trampoline,
+    test_each_slot_has_its_own_rule_tries,
     test_attach_child_cgroup_outside_and_detach,
     test_attach_detaches_on_sigterm,
     test_full_ring_buffer_reports_lost_events,

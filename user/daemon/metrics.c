@@ -199,6 +199,43 @@ static long map_fill(int fd, size_t key_size)
 }
 
 /*
+ * The per-slot rule tries (bpf/maps.bpf.h), found among all the kernel's
+ * maps by name: a lookup in the maps of maps that hold them waits for a
+ * grace period on 6.1, each. For each name in names[0..n): keys in all its
+ * tries, and how many tries.
+ */
+static void tries_fill(const char *const *names, const size_t *key_size, size_t n, long *keys,
+		       size_t *tries)
+{
+	__u32 id = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		keys[i] = tries[i] = 0;
+	while (!bpf_map_get_next_id(id, &id)) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_map_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue; /* freed meanwhile */
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) && info.type == BPF_MAP_TYPE_LPM_TRIE)
+			for (i = 0; i < n; i++) {
+				long k;
+
+				if (strcmp(info.name, names[i]))
+					continue;
+				k = map_fill(fd, key_size[i]);
+				if (k >= 0) {
+					keys[i] += k;
+					tries[i]++;
+				}
+			}
+		close(fd);
+	}
+}
+
+/*
  * Run time of each of our programs from the kernel's BPF statistics, which
  * the daemon turns on (BPF_ENABLE_STATS) only with --bpf-stats: they cost
  * two clock reads per program run.
@@ -295,12 +332,14 @@ out:
 	}
 	put(t, "# HELP bpfwarden_map_entries Entries in use in the kernel's shared maps.\n"
 	       "# TYPE bpfwarden_map_entries gauge\n"
-	       "# HELP bpfwarden_map_capacity Entries each of those maps holds at most.\n"
+	       "# HELP bpfwarden_map_capacity Entries those maps hold at most (the rule "
+	       "tries: each profile's, summed).\n"
 	       "# TYPE bpfwarden_map_capacity gauge\n");
 	{
 		static const struct {
 			const char *name;
 			size_t off, key, cap;
+			const char *trie; /* one trie per slot by this name: cap is each one's */
 		} maps[] = {
 		    {"cgroups", offsetof(struct bw_maps, cgroups), sizeof(__u64), BW_CGROUPS_MAP},
 		    {"pending", offsetof(struct bw_maps, pending), sizeof(__u64), BW_MAX_PENDING},
@@ -309,11 +348,11 @@ out:
 		    {"unix_rules", offsetof(struct bw_maps, unix_rules), sizeof(struct bw_unix_key),
 		     BW_MAX_UNIX_KEYS},
 		    {"file_rules", offsetof(struct bw_maps, file_rules), sizeof(struct bw_path_key),
-		     BW_MAX_FILE_KEYS},
+		     BW_MAX_FILE_KEYS, BW_FILE_TRIE},
 		    {"exec_rules", offsetof(struct bw_maps, exec_rules), sizeof(struct bw_path_key),
-		     BW_MAX_FILE_KEYS},
+		     BW_MAX_FILE_KEYS, BW_EXEC_TRIE},
 		    {"net_rules", offsetof(struct bw_maps, net_rules), sizeof(struct bw_net_key),
-		     BW_MAX_NET_KEYS},
+		     BW_MAX_NET_KEYS, BW_NET_TRIE},
 		    {"positions", offsetof(struct bw_maps, positions), sizeof(struct bw_pos_key),
 		     BW_MAX_POSITIONS},
 		    {"pos_pins", offsetof(struct bw_maps, pos_pins), sizeof(struct bw_pos_pin_key),
@@ -321,14 +360,31 @@ out:
 		    {"pos_dirs", offsetof(struct bw_maps, pos_dirs), sizeof(struct bw_pos_dir_key),
 		     BW_MAX_POSITIONS},
 		};
+		const char *names[3];
+		size_t nt = 0, ksz[3], tries[3];
+		long keys[3];
 
-		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+			if (maps[i].trie && nt < 3) {
+				names[nt] = maps[i].trie;
+				ksz[nt++] = maps[i].key;
+			}
+		tries_fill(names, ksz, nt, keys, tries);
+		for (i = 0, nt = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 			int fd = *(int *)((char *)&d->maps + maps[i].off);
+			size_t ntries = 1;
+			long n;
 
-			put(t, "bpfwarden_map_entries{map=\"%s\"} %ld\n", maps[i].name,
-			    map_fill(fd, maps[i].key));
+			if (maps[i].trie) {
+				ntries = tries[nt];
+				n = keys[nt++];
+			} else {
+				n = map_fill(fd, maps[i].key);
+			}
+
+			put(t, "bpfwarden_map_entries{map=\"%s\"} %ld\n", maps[i].name, n);
 			put(t, "bpfwarden_map_capacity{map=\"%s\"} %zu\n", maps[i].name,
-			    maps[i].cap);
+			    maps[i].cap * ntries);
 		}
 	}
 	put(t,
