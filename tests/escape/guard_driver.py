@@ -32,6 +32,9 @@ run`, the agent). ROUTE:
                           and read what arrives through the descriptor it
                           sends back (SCM_RIGHTS): "ERR CTRUNC" when the
                           message came without it
+  recvmany N SOCKET REQUEST...
+                          recv N times: "ERR CTRUNC" when every message came
+                          without its descriptor, else "OK K of N arrived"
 """
 import array
 import ctypes
@@ -156,6 +159,11 @@ def sigio(pid, sig):
     return "sent"
 
 
+def recv_many(n, path, request):
+    arrived = sum(recv_fd(path, request) is not None for _ in range(n))
+    return "%d of %d arrived" % (arrived, n) if arrived else None
+
+
 def recv_fd(path, request):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
@@ -238,6 +246,7 @@ ROUTES = {
     "mkdir": lambda path: os.mkdir(path) or "made",
     "rmdir": lambda path: os.rmdir(path) or "removed",
     "recv": lambda path, *req: recv_fd(path, " ".join(req)),
+    "recvmany": lambda n, path, *req: recv_many(int(n), path, " ".join(req)),
 }
 
 

@@ -15,9 +15,10 @@ import secrets
 import socket
 import sys
 import threading
+import time
 
-from escape import (RUNTIME_RULES, SCRATCH, check, check_eq, got_through, main, profile,
-                    refused, run, write)
+from escape import (RUNTIME_RULES, SCRATCH, ControlBroken, RouteOpen, check, check_eq, denials,
+                    got_through, main, profile, refused, run, write)
 from guards import DRIVER, HERE, PY, needs_lsm
 
 S = SCRATCH
@@ -40,6 +41,11 @@ class Broker:
         self.port = self.tcp.getsockname()[1]
         self.unix_path = S + "/service.sock"
         self.unix = self.listen_unix(self.unix_path)
+        # Accepted by the broker itself, whose end closes as it hands the other over.
+        self.closing_path = S + "/closing.sock"
+        self.closing = self.listen_unix(self.closing_path)
+        self.closing_peer = None
+        self.sent = 0
         for target in (self.serve, lambda: self.banner(self.tcp, b"tcp-banner-"),
                        lambda: self.banner(self.unix, b"unix-banner-")):
             threading.Thread(target=target, daemon=True).start()
@@ -74,6 +80,11 @@ class Broker:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(self.unix_path)
             return s.detach()
+        if kind == "closing":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(self.closing_path)
+            self.closing_peer = self.closing.accept()[0]
+            return s.detach()
         if kind == "pipe":
             r, w = os.pipe()
             os.write(w, b"pipe-" + self.token.encode())
@@ -103,12 +114,21 @@ class Broker:
                     conn.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
                                            array.array("i", [fd]))])
                     os.close(fd)
+                    self.sent += 1
+                    if self.closing_peer:
+                        # Its peer goes while the receiver decides, a little later each
+                        # time: before, during and after the receipt.
+                        until = time.perf_counter() + (self.sent % 40) * 5e-6
+                        while time.perf_counter() < until:
+                            pass
+                        self.closing_peer.close()
+                        self.closing_peer = None
                 except OSError as e:
                     # Serve the next request: the one that failed sees no descriptor.
                     print("broker: %s" % e, file=sys.stderr)
 
     def close(self):
-        for s in (self.srv, self.tcp, self.unix):
+        for s in (self.srv, self.tcp, self.unix, self.closing):
             s.close()
 
 
@@ -165,6 +185,44 @@ def test_unix_socket_over_scm_rights():
     receipt, decided as a connect to the peer's name."""
     try_descriptor(["unix"], "unix", lambda b: b.unix_path,
                    "a unix socket connected from outside to a denied name")
+
+
+CLOSING = 500
+
+
+def test_unix_socket_whose_peer_is_closing():
+    """Unix sockets handed over while the broker closes their peer, CLOSING
+    times, each a little later than the last: every one is dropped on
+    receipt and named by the peer's name, whether the peer was alive, being
+    released or gone (bpf/unix.bpf.h: a peer's path is used only when both
+    halves are still set, else its bind name; a half path was once decided
+    as a name no rule holds, and the default let it through). Control: all
+    arrive under a permissive profile."""
+    needs_lsm()
+    b = Broker()
+    try:
+        prof = profile("default allow\ndeny net connect unix %s\n" % b.closing_path,
+                       name="closing")
+        r = run(prof, [PY, DRIVER, "recvmany", str(CLOSING), b.path, "closing"],
+                extra=("--event-rate", "0"))
+        got = [l for l in r.stdout.splitlines() if l.startswith(("OK", "ERR"))]
+        if got and got[-1].startswith("OK"):
+            raise RouteOpen("sockets with a closing peer got through: %r" % got)
+        check_eq(got, ["ERR CTRUNC"], "every socket dropped (rc %d, stderr %s)"
+                 % (r.rc, r.stderr.strip()))
+        d = denials(r.events)
+        check_eq(len(d), CLOSING, "deny events, one a receipt")
+        check_eq(sorted(set(e.get("unix") for e in d)), [b.closing_path],
+                 "the names the refusals were decided by")
+        check_eq(set(e["op"] for e in d), {"receive"}, "the events' op")
+        r = run(profile("default allow\n", name="control"),
+                [PY, DRIVER, "recvmany", str(CLOSING), b.path, "closing"])
+        got = [l for l in r.stdout.splitlines() if l.startswith(("OK", "ERR"))]
+        if got != ["OK %d of %d arrived" % (CLOSING, CLOSING)] or denials(r.events):
+            raise ControlBroken("the control must receive every socket: %r, denials %r"
+                                % (got, denials(r.events)))
+    finally:
+        b.close()
 
 
 def test_what_no_rule_names_under_default_deny():
@@ -233,6 +291,7 @@ TESTS = [
     test_file_over_scm_rights,
     test_tcp_socket_over_scm_rights,
     test_unix_socket_over_scm_rights,
+    test_unix_socket_whose_peer_is_closing,
     test_what_no_rule_names_under_default_deny,
     test_descriptor_in_audit_mode,
     test_passing_inside_the_sandbox,
