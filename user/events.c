@@ -193,7 +193,7 @@ static void exe_of(const struct bw_event *ev, char *exe, size_t len)
 	n = readlink(link, exe, len - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	if (n <= 0 || !known || stat(link, &st) || st.st_ino != ev->ino ||
-	    bw_dev_encode(major(st.st_dev), minor(st.st_dev)) != ev->dev)
+	    bw_kdev(st.st_dev) != ev->dev)
 		return;
 	i = exe_cache_next++ % BW_EXE_CACHE;
 	exe_cache[i].ino = ev->ino;

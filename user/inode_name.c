@@ -10,6 +10,7 @@
 #include "bpfwarden.h"
 #include "inode_name.h"
 #include "mounts.h"
+#include "util.h"
 
 /* nftw(3) passes its callback no argument: the one search's state. */
 static struct search {
@@ -21,17 +22,12 @@ static struct search {
 	int found;
 } * search;
 
-static uint32_t kdev(dev_t d)
-{
-	return bw_dev_encode(major(d), minor(d));
-}
-
 static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	if (!search->budget)
 		return 1;
 	search->budget--;
-	if (st->st_ino != search->ino || kdev(st->st_dev) != search->dev || type == FTW_NS)
+	if (st->st_ino != search->ino || bw_kdev(st->st_dev) != search->dev || type == FTW_NS)
 		return 0;
 	snprintf(search->out, search->len, "%s", path);
 	search->found = 1;
@@ -43,7 +39,7 @@ static int look_in(struct search *s, const char *dir)
 {
 	struct stat st;
 
-	if (s->found || !s->budget || stat(dir, &st) || kdev(st.st_dev) != s->dev)
+	if (s->found || !s->budget || stat(dir, &st) || bw_kdev(st.st_dev) != s->dev)
 		return s->found;
 	search = s;
 	nftw(dir, visit, 16, FTW_PHYS | FTW_MOUNT);
@@ -55,7 +51,7 @@ static int look_in_mount(const struct bw_mount *m, void *arg)
 {
 	struct search *s = arg;
 
-	if (kdev(m->dev) != s->dev)
+	if (bw_kdev(m->dev) != s->dev)
 		return 0;
 	return look_in(s, m->target);
 }

@@ -193,7 +193,7 @@ static int pin_add(struct bw_pin_set *ps, const struct stat *st, uint32_t policy
 	int ret;
 
 	k.ino = st->st_ino;
-	k.dev = bw_dev_encode(major(st->st_dev), minor(st->st_dev));
+	k.dev = bw_kdev(st->st_dev);
 	k.policy = (__u16)policy;
 	k.cat = (__u16)cat;
 	ret = bw_index_reserve(&ps->index, key_hash, &kc);

@@ -103,7 +103,7 @@ static int holder_of(const struct bw_mount *m, void *arg)
 		return 0;
 	h->best = n;
 	h->found = 1;
-	h->pl->dev = bw_dev_encode(major(m->dev), minor(m->dev));
+	h->pl->dev = bw_kdev(m->dev);
 	snprintf(h->target, sizeof(h->target), "%s", target);
 	snprintf(h->root, sizeof(h->root), "%s", strcmp(m->root, "/") ? m->root : "");
 	return 0;

@@ -6,8 +6,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+
+#include "bpfwarden.h"
 
 extern bool bw_verbose;
+
+/* A user-space dev_t as the kernel's, which pins and events carry. */
+static inline uint32_t bw_kdev(dev_t d)
+{
+	return bw_dev_encode(major(d), minor(d));
+}
 
 /* Messages for people: prefixed with the program name, on stderr. */
 #define bw_err(fmt, ...)  fprintf(stderr, "bpfwarden: " fmt "\n", ##__VA_ARGS__)
