@@ -8,18 +8,11 @@ process. It prints "READY" first.
     connect PORT    a TCP connect(2) to 127.0.0.1:PORT
     exec PATH       fork and execve(2) PATH (OK: it ran, whatever its status)
 """
-import errno
 import os
 import socket
 import sys
 
-
-def attempt(fn):
-    try:
-        fn()
-        return "OK"
-    except OSError as e:
-        return "ERR " + errno.errorcode.get(e.errno, str(e.errno))
+from net_driver import attempt
 
 
 def do_open(path):

@@ -98,17 +98,23 @@ def unix_bind(n):
 
 UNIX = {"unix": unix_stream, "unixdg": unix_dgram, "unixbind": unix_bind}
 
-for spec in sys.argv[1:]:
-    kind = spec.split(":", 1)[0]
-    if kind in UNIX:
-        print(attempt(lambda: UNIX[kind](spec.split(":", 1)[1])))
+
+def main():
+    for spec in sys.argv[1:]:
+        kind = spec.split(":", 1)[0]
+        if kind in UNIX:
+            print(attempt(lambda: UNIX[kind](spec.split(":", 1)[1])))
+            sys.stdout.flush()
+            continue
+        if spec in SOCKETS:
+            print(attempt(lambda: socket.socket(*SOCKETS[spec]).close()))
+            sys.stdout.flush()
+            continue
+        kind, rest = spec.split(":", 1)
+        addr, port = rest.rsplit(":", 1)
+        print(attempt(lambda: OPS[kind](addr.strip("[]"), int(port))))
         sys.stdout.flush()
-        continue
-    if spec in SOCKETS:
-        print(attempt(lambda: socket.socket(*SOCKETS[spec]).close()))
-        sys.stdout.flush()
-        continue
-    kind, rest = spec.split(":", 1)
-    addr, port = rest.rsplit(":", 1)
-    print(attempt(lambda: OPS[kind](addr.strip("[]"), int(port))))
-    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
