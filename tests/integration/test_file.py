@@ -491,10 +491,17 @@ def test_each_slot_has_its_own_rule_tries():
         check_eq(ask("open %s/n2" % S), EACCES, "open without it")
     finally:
         lsn.close()
+        # Their commands end with their input, and the agents let their cgroups go
+        # (a killed agent would leave its cgroup governed for the tests after).
         for p in (a, b):
             if p and p.poll() is None:
-                p.kill()
-                p.wait()
+                p.stdin.close()
+                try:
+                    p.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    check_eq(a.returncode, 0, "sandbox A's exit status")
 
 
 def test_attach_child_cgroup_outside_and_detach():
