@@ -11,7 +11,7 @@
 #   tools/bench/run.sh [--quick]
 #     --quick   fewer iterations (a smoke run of the suite, not figures)
 #
-# About 75 minutes on an idle machine of two cores.
+# About 90 minutes on an idle machine of two cores (1,000 sandboxes take 20).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 quick=
@@ -38,6 +38,6 @@ run guard-hooks-6.12 tools/bench/guard-hooks.sh --kernel 6.12 $(iters 1000)
 run start-6.12 tools/bench/start.sh --kernel 6.12
 run memory-6.12 tools/bench/memory.sh --kernel 6.12
 run events-6.12 tools/bench/events.sh --kernel 6.12 $([ -n "$quick" ] && echo --seconds 0.5 || true)
-run sandboxes-6.12 tools/bench/sandboxes.sh --sandboxes 200 $(iters 2000)
+run sandboxes-6.12 tools/bench/sandboxes.sh --sandboxes "$([ -n "$quick" ] && echo 50 || echo 1000)" $(iters 2000)
 run workloads-6.12 tools/bench/workloads.sh --kernel 6.12 $([ -n "$quick" ] && echo --rounds 1 || true)
 echo "bench: done in $(($(date +%s) - start)) s; tables in $out/, the chart in $out/file-open-6.12.svg"
