@@ -259,18 +259,19 @@ static int trie_place(int outer, uint32_t id, int trie)
 
 static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t id)
 {
-	int files, execs = -1, nets = -1, ret;
+	int files, execs, nets, ret;
 
+	/* One creation error said once: the next trie is not tried after a failure. */
 	files = trie_new(BW_FILE_TRIE, sizeof(struct bw_path_key), sizeof(struct bw_path_rule),
 			 BW_MAX_FILE_KEYS);
-	if (files < 0)
-		return files;
-	ret = execs = trie_new(BW_EXEC_TRIE, sizeof(struct bw_path_key),
-			       sizeof(struct bw_path_rule), BW_MAX_FILE_KEYS);
-	if (ret >= 0)
-		ret = nets = trie_new(BW_NET_TRIE, sizeof(struct bw_net_key),
-				      sizeof(struct bw_net_value), BW_MAX_NET_KEYS);
-	if (ret >= 0)
+	execs = files < 0 ? -1
+			  : trie_new(BW_EXEC_TRIE, sizeof(struct bw_path_key),
+				     sizeof(struct bw_path_rule), BW_MAX_FILE_KEYS);
+	nets = execs < 0 ? -1
+			 : trie_new(BW_NET_TRIE, sizeof(struct bw_net_key),
+				    sizeof(struct bw_net_value), BW_MAX_NET_KEYS);
+	ret = files < 0 ? files : execs < 0 ? execs : nets < 0 ? nets : 0;
+	if (!ret)
 		ret = write_keys(files, c->files, c->nfiles, id);
 	if (!ret)
 		ret = write_keys(execs, c->execs, c->nexecs, id);
@@ -282,13 +283,14 @@ static int write_rules(struct bw_maps *m, const struct bw_compiled *c, uint32_t 
 		ret = trie_place(m->exec_rules, id, execs);
 	if (!ret)
 		ret = trie_place(m->net_rules, id, nets);
-	/* The slots keep what was placed; a failed install releases it. */
-	close(files);
+	/* The slot keeps what was placed; a failed install releases it. */
+	if (files >= 0)
+		close(files);
 	if (execs >= 0)
 		close(execs);
 	if (nets >= 0)
 		close(nets);
-	return ret < 0 ? ret : write_unix(m, c, id);
+	return ret ? ret : write_unix(m, c, id);
 }
 
 /* Likewise its verdicts per operation, mode and verdict. */

@@ -198,20 +198,24 @@ static long map_fill(int fd, size_t key_size)
 	return n;
 }
 
+/* A pinned map whose fill the metrics report. */
+struct map_row {
+	const char *name;
+	size_t off, key, cap;
+	const char *trie; /* one trie per slot by this name: cap is each one's */
+};
+
 /*
  * The per-slot rule tries (bpf/maps.bpf.h), found among all the kernel's
- * maps by name: a lookup in the maps of maps that hold them waits for a
- * grace period on 6.1, each. For each name in names[0..n): keys in all its
- * tries, and how many tries.
+ * maps by name in one pass: a lookup in the maps of maps that hold them
+ * waits for a grace period on 6.1, each. For each row with a trie name:
+ * keys[i] in all its tries, tries[i] how many (both zeroed by the caller).
  */
-static void tries_fill(const char *const *names, const size_t *key_size, size_t n, long *keys,
-		       size_t *tries)
+static void tries_fill(const struct map_row *rows, size_t n, long *keys, size_t *tries)
 {
 	__u32 id = 0;
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		keys[i] = tries[i] = 0;
 	while (!bpf_map_get_next_id(id, &id)) {
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);
@@ -223,9 +227,9 @@ static void tries_fill(const char *const *names, const size_t *key_size, size_t 
 			for (i = 0; i < n; i++) {
 				long k;
 
-				if (strcmp(info.name, names[i]))
+				if (!rows[i].trie || strcmp(info.name, rows[i].trie))
 					continue;
-				k = map_fill(fd, key_size[i]);
+				k = map_fill(fd, rows[i].key);
 				if (k >= 0) {
 					keys[i] += k;
 					tries[i]++;
@@ -336,11 +340,7 @@ out:
 	       "tries: each profile's, summed).\n"
 	       "# TYPE bpfwarden_map_capacity gauge\n");
 	{
-		static const struct {
-			const char *name;
-			size_t off, key, cap;
-			const char *trie; /* one trie per slot by this name: cap is each one's */
-		} maps[] = {
+		static const struct map_row maps[] = {
 		    {"cgroups", offsetof(struct bw_maps, cgroups), sizeof(__u64), BW_CGROUPS_MAP},
 		    {"pending", offsetof(struct bw_maps, pending), sizeof(__u64), BW_MAX_PENDING},
 		    {"inodes", offsetof(struct bw_maps, inodes), sizeof(struct bw_inode_key),
@@ -360,32 +360,21 @@ out:
 		    {"pos_dirs", offsetof(struct bw_maps, pos_dirs), sizeof(struct bw_pos_dir_key),
 		     BW_MAX_POSITIONS},
 		};
-		const char *names[3];
-		size_t nt = 0, ksz[3], tries[3];
-		long keys[3];
+#define NMAPS (sizeof(maps) / sizeof(maps[0]))
+		long keys[NMAPS] = {0};
+		size_t tries[NMAPS] = {0};
 
-		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-			if (maps[i].trie && nt < 3) {
-				names[nt] = maps[i].trie;
-				ksz[nt++] = maps[i].key;
-			}
-		tries_fill(names, ksz, nt, keys, tries);
-		for (i = 0, nt = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		tries_fill(maps, NMAPS, keys, tries);
+		for (i = 0; i < NMAPS; i++) {
 			int fd = *(int *)((char *)&d->maps + maps[i].off);
-			size_t ntries = 1;
-			long n;
+			bool trie = maps[i].trie;
 
-			if (maps[i].trie) {
-				ntries = tries[nt];
-				n = keys[nt++];
-			} else {
-				n = map_fill(fd, maps[i].key);
-			}
-
-			put(t, "bpfwarden_map_entries{map=\"%s\"} %ld\n", maps[i].name, n);
+			put(t, "bpfwarden_map_entries{map=\"%s\"} %ld\n", maps[i].name,
+			    trie ? keys[i] : map_fill(fd, maps[i].key));
 			put(t, "bpfwarden_map_capacity{map=\"%s\"} %zu\n", maps[i].name,
-			    maps[i].cap * ntries);
+			    maps[i].cap * (trie ? tries[i] : 1));
 		}
+#undef NMAPS
 	}
 	put(t,
 	    "# HELP bpfwarden_policy_slots_used Policy slots holding a profile.\n"
