@@ -337,20 +337,25 @@ union bw_cgroup_copy {
  * a hook runs, and the hash map may reuse the old element at once. A
  * decision made from the copy is one profile's, slot and mode of one read.
  * NULL for a process outside every governed cgroup: this lookup is all
- * such a process pays on any hook.
+ * such a process pays on any hook. bw_governing_of: the same for cgroup
+ * cgid, whose bit the caller has tested.
  */
-static __always_inline struct bw_cgroup *bw_governing(__u64 *cgid, union bw_cgroup_copy *copy)
+static __always_inline struct bw_cgroup *bw_governing_of(__u64 cgid, union bw_cgroup_copy *copy)
 {
-	struct bw_cgroup *live;
+	struct bw_cgroup *live = bpf_map_lookup_elem(&bw_cgroups, &cgid);
 
-	*cgid = bw_current_cgroup();
-	if (!bw_may_govern(*cgid))
-		return NULL;
-	live = bpf_map_lookup_elem(&bw_cgroups, cgid);
 	if (!live)
 		return NULL;
 	copy->raw = *(volatile __u64 *)live;
 	return &copy->v;
+}
+
+static __always_inline struct bw_cgroup *bw_governing(__u64 *cgid, union bw_cgroup_copy *copy)
+{
+	*cgid = bw_current_cgroup();
+	if (!bw_may_govern(*cgid))
+		return NULL;
+	return bw_governing_of(*cgid, copy);
 }
 
 /* A governed cgroup's policy; NULL (the caller refuses: fail closed) if its slot is gone. */

@@ -23,57 +23,80 @@
 #include "event.bpf.h"
 #include "kernel.bpf.h"
 #include "netrules.bpf.h"
+#include "netcache.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool v6)
+/* The policy's verdict on q's endpoint, on a cache miss: what bw_net_check returns. */
+static __always_inline int bw_net_decide(const struct bw_nc_query *q, __u8 op, __u8 evop,
+					 __u8 proto, __u16 port, bool v6)
 {
 	struct bw_net_obj obj = {};
 	struct bw_net_key k = {};
 	struct bw_cgroup *cg;
 	union bw_cgroup_copy cg_copy;
 	struct bw_policy *pol;
-	__u32 *a = (__u32 *)k.addr;
-	__u16 port, rule;
-	__u8 verdict, proto, evop;
+	__u16 rule;
+	__u8 verdict;
 	void *rules;
-	__u64 cgid;
+	bool host;
 
-	proto = bw_net_proto(ctx->protocol);
-	if (!proto)
-		return 1; /* decided when the socket was made (bw_sock_create) */
-	cg = bw_governing(&cgid, &cg_copy);
+	cg = bw_governing_of(q->cgroup, &cg_copy);
 	if (!cg)
 		return 1;
 	pol = bw_policy_of(cg);
 	rules = bw_trie_of(&bw_net_rules, cg->policy);
 	if (!pol || !rules)
 		return 0;
-
-	port = bpf_ntohs((__u16)ctx->user_port);
-	if (v6) {
-		a[0] = ctx->user_ip6[0];
-		a[1] = ctx->user_ip6[1];
-		a[2] = ctx->user_ip6[2];
-		a[3] = ctx->user_ip6[3];
-	} else {
-		a[2] = bpf_htonl(0xffff);
-		a[3] = ctx->user_ip4;
-	}
-	evop = op == BW_NOP_BIND      ? BW_OP_BIND
-	       : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
-				      : BW_OP_CONNECT;
-	verdict = bw_net_verdict(pol, cg->policy, rules, &k, op, proto, port, &rule);
+	__builtin_memcpy(k.addr, q->addr, sizeof(k.addr));
+	verdict = bw_net_verdict(pol, cg->policy, rules, &k, op, proto, port, &rule, &host);
 	if (verdict != BW_V_DENY) {
+		if (!host)
+			bw_nc_keep(q, cg->policy, cg->mode);
 		bw_opstat(cg->policy, evop, cg->mode, 1);
 		return 1;
 	}
-
 	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));
 	obj.port = port;
 	obj.family = v6 ? BW_FAM_IPV6 : BW_FAM_IPV4;
 	obj.proto = proto;
-	return !bw_net_outcome(cgid, cg, pol, evop, rule, &obj).refuse;
+	return !bw_net_outcome(q->cgroup, cg, pol, evop, rule, &obj).refuse;
+}
+
+static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool v6)
+{
+	struct bw_nc_query q;
+	__u8 proto, evop, mode;
+	__u32 policy;
+	__u16 port;
+
+	proto = bw_net_proto(ctx->protocol);
+	if (!proto)
+		return 1; /* decided when the socket was made (bw_sock_create) */
+	q.cgroup = bw_current_cgroup();
+	if (!bw_may_govern(q.cgroup))
+		return 1;
+
+	port = bpf_ntohs((__u16)ctx->user_port);
+	/* The address in IPv6 form, IPv4 mapped: little-endian words of the bytes. */
+	if (v6) {
+		q.addr[0] = ctx->user_ip6[0] | (__u64)ctx->user_ip6[1] << 32;
+		q.addr[1] = ctx->user_ip6[2] | (__u64)ctx->user_ip6[3] << 32;
+	} else {
+		q.addr[0] = 0;
+		q.addr[1] = bpf_htonl(0xffff) | (__u64)ctx->user_ip4 << 32;
+	}
+	evop = op == BW_NOP_BIND      ? BW_OP_BIND
+	       : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
+				      : BW_OP_CONNECT;
+	q.tag = BW_NC_TAG(port, op == BW_NOP_BIND ? BW_NOP_BIND : BW_NOP_CONNECT, proto);
+	/* Before anything the verdict is decided by is read: bpf/netcache.bpf.h. */
+	bw_nc_find(&q);
+	if (bw_nc_hit(&q, &policy, &mode)) {
+		bw_opstat(policy, evop, mode, 1);
+		return 1;
+	}
+	return bw_net_decide(&q, op, evop, proto, port, v6);
 }
 
 /* Thin entry points: one per hook and address family. */

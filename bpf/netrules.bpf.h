@@ -80,7 +80,7 @@ static __always_inline bool bw_loopback(const __u32 *a)
  * at (bw_dest_local) only when the loopback rules would change the outcome.
  */
 static __always_inline void bw_net_local(void *rules, struct bw_net_key *k, __u16 port,
-					 __u8 default_net, __u8 *verdict, __u16 *rule)
+					 __u8 default_net, __u8 *verdict, __u16 *rule, bool *host)
 {
 	__u32 *a = (__u32 *)k->addr, saved[4];
 	__u16 lo_rule = 0;
@@ -97,9 +97,11 @@ static __always_inline void bw_net_local(void *rules, struct bw_net_key *k, __u1
 	}
 	lo = bw_net_rule(rules, k, port, &lo_rule);
 	__builtin_memcpy(a, saved, sizeof(saved));
-	if ((lo == BW_V_DENY ||
-	     (lo == BW_V_ALLOW && *verdict == BW_V_NONE && default_net == BW_V_DENY)) &&
-	    bw_dest_local(k->addr)) {
+	if (lo != BW_V_DENY &&
+	    (lo != BW_V_ALLOW || *verdict != BW_V_NONE || default_net != BW_V_DENY))
+		return;
+	*host = true;
+	if (bw_dest_local(k->addr)) {
 		*verdict = lo;
 		*rule = lo_rule;
 	}
@@ -111,15 +113,17 @@ static __always_inline void bw_net_local(void *rules, struct bw_net_key *k, __u1
  * operation op (BW_NOP_*) and proto: the most specific rule, else the net
  * default. *rule is the deciding rule (0: the default).
  * A destination is decided as the address it reaches (bw_local_dest), and
- * one of the local host's as its loopback address too (bw_net_local).
+ * one of the local host's as its loopback address too (bw_net_local): *host
+ * says whether the verdict depended on the host's addresses.
  */
-static __always_inline __u8 bw_net_verdict(const struct bw_policy *pol, __u32 policy,
-					   void *rules, struct bw_net_key *k, __u8 op, __u8 proto,
-					   __u16 port, __u16 *rule)
+static __always_inline __u8 bw_net_verdict(const struct bw_policy *pol, __u32 policy, void *rules,
+					   struct bw_net_key *k, __u8 op, __u8 proto, __u16 port,
+					   __u16 *rule, bool *host)
 {
 	__u8 verdict;
 
 	*rule = 0;
+	*host = false;
 	if (op != BW_NOP_BIND)
 		bw_local_dest(k);
 	k->policy = policy;
@@ -128,7 +132,7 @@ static __always_inline __u8 bw_net_verdict(const struct bw_policy *pol, __u32 po
 	k->prefixlen = BW_NET_KEY_HEAD_BITS + 128;
 	verdict = bw_net_rule(rules, k, port, rule);
 	if (op != BW_NOP_BIND)
-		bw_net_local(rules, k, port, pol->default_net, &verdict, rule);
+		bw_net_local(rules, k, port, pol->default_net, &verdict, rule, host);
 	if (verdict == BW_V_NONE) {
 		verdict = pol->default_net;
 		*rule = 0;

@@ -174,6 +174,7 @@ static __always_inline int bw_receive_inet(__u64 cgid, const struct bw_cgroup *c
 	__u16 protocol = BPF_CORE_READ(sk, sk_protocol), port, rule;
 	__u8 proto, verdict;
 	void *rules;
+	bool host;
 
 	proto = bw_net_proto(protocol);
 	if (type == SOCK_RAW || !proto)
@@ -191,7 +192,8 @@ static __always_inline int bw_receive_inet(__u64 cgid, const struct bw_cgroup *c
 	rules = bw_trie_of(&bw_net_rules, cg->policy);
 	if (!rules)
 		return -EPERM;
-	verdict = bw_net_verdict(pol, cg->policy, rules, &k, BW_NOP_CONNECT, proto, port, &rule);
+	verdict =
+	    bw_net_verdict(pol, cg->policy, rules, &k, BW_NOP_CONNECT, proto, port, &rule, &host);
 	if (verdict != BW_V_DENY)
 		return 0;
 	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));

@@ -195,6 +195,7 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 	__u16 port, rule, family;
 	void *rules;
 	__u64 cgid;
+	bool host;
 
 	if (ret)
 		return ret;
@@ -225,8 +226,8 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 		return 0; /* AF_UNSPEC: a disconnect */
 	}
 	port = bpf_ntohs(port);
-	if (bw_net_verdict(pol, cg->policy, rules, &k, BW_NOP_CONNECT, IPPROTO_UDP, port, &rule) !=
-	    BW_V_DENY) {
+	if (bw_net_verdict(pol, cg->policy, rules, &k, BW_NOP_CONNECT, IPPROTO_UDP, port, &rule,
+			   &host) != BW_V_DENY) {
 		bw_opstat(cg->policy, BW_OP_CONNECT, cg->mode, 1);
 		return 0;
 	}

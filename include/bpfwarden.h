@@ -678,7 +678,8 @@ struct bw_counters {
 	__u64 truncated; /* operations whose path did not fit BW_PATH_BUF (refused unless audit) */
 	__u64 throttled; /* deny and audit events held back by the per-cgroup rate */
 	__u64 pins_lost; /* pins of objects that appeared after load not written: bw_inodes full */
-	__u64 kept;	 /* allow verdicts kept in the decision cache (bpf/dcache.bpf.h) */
+	__u64 kept; /* allow verdicts kept: files (bpf/dcache.bpf.h), endpoints (bpf/netcache.bpf.h)
+		     */
 };
 _Static_assert(sizeof(struct bw_counters) == 64, "bw_counters size");
 

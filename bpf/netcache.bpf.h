@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The network verdict cache: a governed connect, datagram or bind that its
+ * policy allowed leaves the verdict in a per-CPU table, and the next one of
+ * the same cgroup to the same endpoint is let through on a table hit,
+ * without the cgroup's entry, its policy or the trie (those were four fifths
+ * of a governed connect's cost: docs/enforcement.md, "The network verdict
+ * cache").
+ *
+ * What a verdict depends on, and why a hit is still that verdict:
+ *  - the cgroup's entry, its policy and its network trie: agents change them
+ *    under their lock and add one to bw_dc_gen before they let it go
+ *    (user/loader.c, bw_unlock); an entry carries the generation read
+ *    before its verdict was decided, and is used only while it is current.
+ *    The kernel's own writes to bw_cgroups make entries for cgroups that had
+ *    none (a mkdir below a governed cgroup, a pending cgroup's first exec),
+ *    whose ids were never governed before and so are in no entry; cgroup ids
+ *    are never reused.
+ *  - the host's own addresses (bw_dest_local, consulted for a destination
+ *    the loopback rules would decide otherwise): such a verdict is not kept.
+ *  - nothing else: the endpoint, the protocol and the operation are the
+ *    entry's key, with the cgroup.
+ * Only allow verdicts are kept (refusals and audits are decided every time,
+ * with their events); an allowed call has no other effect than its count,
+ * which a hit adds as the slow path does.
+ *
+ * The table is per CPU and a program stays on its CPU, but another task
+ * may preempt it there: each entry has a sequence, odd while it is written,
+ * which one writer takes with a compare-and-swap (a writer that finds it
+ * taken keeps nothing), and which a reader reads before and after the
+ * entry: a hit is one whole entry, never two writes' halves.
+ */
+#ifndef BW_NETCACHE_BPF_H
+#define BW_NETCACHE_BPF_H
+
+#include "bpfwarden.h"
+#include "maps.bpf.h"
+
+#define BW_NC_BITS    8
+#define BW_NC_ENTRIES (1u << BW_NC_BITS)
+
+/* An entry's key but its cgroup, in one word: port, operation, protocol. */
+#define BW_NC_TAG(port, op, proto) ((__u32)(port) | (__u32)(op) << 16 | (__u32)(proto) << 24)
+
+struct bw_nc_entry {
+	__u64 seq;     /* odd while written */
+	__u64 cgroup;  /* the key: cgroup, endpoint (addr, tag) */
+	__u64 addr[2]; /* IPv6 form, as the call gave it */
+	__u64 gen;     /* bw_dc_gen, read before the verdict */
+	__u32 tag;     /* BW_NC_TAG: op BW_NOP_CONNECT (connects, datagrams) or BW_NOP_BIND */
+	__u32 policy;  /* for the count of a hit: the cgroup's slot and mode */
+	__u8 mode;
+	__u8 pad[7];
+};
+_Static_assert(sizeof(struct bw_nc_entry) == 56, "bw_nc_entry size");
+
+/* Private to net.bpf.c's programs: nothing outside the kernel reads it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BW_NC_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct bw_nc_entry);
+} bw_netcache SEC(".maps");
+
+/* One endpoint asked about: an entry's key, the generation now, the entry's place. */
+struct bw_nc_query {
+	__u64 cgroup;
+	__u64 addr[2];
+	__u64 gen;
+	__u32 tag;
+	struct bw_nc_entry *e; /* NULL: no cache (no generation to check it by) */
+};
+
+#define BW_NC_ONCE(x) (*(volatile typeof(x) *)&(x))
+
+/* The entry for q's key (its slot in this CPU's table), and the generation now. */
+static __always_inline void bw_nc_find(struct bw_nc_query *q)
+{
+	__u32 zero = 0, idx;
+	__u64 *gen, h;
+
+	q->e = NULL;
+	q->gen = 0;
+	gen = bpf_map_lookup_elem(&bw_dc_gen, &zero);
+	if (!gen)
+		return;
+	q->gen = BW_NC_ONCE(*gen);
+	h = q->cgroup ^ q->addr[0] ^ q->addr[1] ^ ((__u64)q->tag << 32);
+	idx = (h * 0x9e3779b97f4a7c15ULL) >> (64 - BW_NC_BITS);
+	q->e = bpf_map_lookup_elem(&bw_netcache, &idx);
+}
+
+/* Is q's endpoint allowed by a current entry? Then *policy and *mode are the cgroup's. */
+static __always_inline bool bw_nc_hit(const struct bw_nc_query *q, __u32 *policy, __u8 *mode)
+{
+	struct bw_nc_entry *e = q->e;
+	__u64 seq;
+
+	if (!e)
+		return false;
+	seq = BW_NC_ONCE(e->seq);
+	asm volatile("" ::: "memory");
+	if ((seq & 1) || e->cgroup != q->cgroup || e->addr[1] != q->addr[1] ||
+	    e->addr[0] != q->addr[0] || e->tag != q->tag || e->gen != q->gen)
+		return false;
+	*policy = e->policy;
+	*mode = e->mode;
+	asm volatile("" ::: "memory");
+	return BW_NC_ONCE(e->seq) == seq;
+}
+
+/*
+ * Keep q's endpoint as allowed for the cgroup (slot policy, mode), decided
+ * at q->gen; counted with the slot's kept verdicts (bw_counters.kept).
+ */
+static __always_inline void bw_nc_keep(const struct bw_nc_query *q, __u32 policy, __u8 mode)
+{
+	struct bw_nc_entry *e = q->e;
+	struct bw_counters *c;
+	__u64 seq;
+
+	if (!e)
+		return;
+	seq = BW_NC_ONCE(e->seq);
+	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
+		return;
+	e->cgroup = q->cgroup;
+	e->addr[0] = q->addr[0];
+	e->addr[1] = q->addr[1];
+	e->gen = q->gen;
+	e->tag = q->tag;
+	e->policy = policy;
+	e->mode = mode;
+	asm volatile("" ::: "memory");
+	BW_NC_ONCE(e->seq) = seq + 2;
+	c = bpf_map_lookup_elem(&bw_counters, &policy);
+	if (c)
+		c->kept++;
+}
+
+#endif /* BW_NETCACHE_BPF_H */
