@@ -214,6 +214,8 @@ hosttest: all $(TRIE_TEST)
 	$(Q)/usr/bin/python3 tests/integration/test_net.py
 	$(call msg,TEST,network doors on the host kernel $(shell uname -r))
 	$(Q)/usr/bin/python3 tests/escape/test_netdoors.py
+	$(call msg,TEST,the network verdict cache on the host kernel $(shell uname -r))
+	$(Q)/usr/bin/python3 tests/escape/test_netcache.py
 	$(call msg,TEST,the command line on the host kernel)
 	$(Q)/usr/bin/python3 tests/integration/test_cli.py
 

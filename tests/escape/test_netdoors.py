@@ -266,6 +266,39 @@ def test_local_host_by_an_address_added_in_the_sandbox():
         srv.close()
 
 
+def test_local_host_by_an_address_it_gets_after_datagrams_to_it():
+    """Datagrams to an address that is not the host's pass the rules (sent,
+    or unroutable), five times, on one CPU (the network verdict cache is
+    per CPU); then the address is
+    added to lo, and the next datagram to it is the local host's, refused
+    by the `localhost` deny rule: a verdict that depended on the host's
+    addresses is never kept. The control sends all six under a permissive
+    profile."""
+    remove_added()
+    cpu = str(min(os.sched_getaffinity(0)))
+    try:
+        for forbid in (True, False):
+            steps = ["udp:%s:%d" % (LOCAL4, PORT)] * 5 + ["addaddr:%s/32" % LOCAL4,
+                                                          "udp:%s:%d" % (LOCAL4, PORT)]
+            prof = profile(FORBID_LOCAL if forbid else ALLOW_ALL)
+            r = run(prof, ["taskset", "-c", cpu, PY, DRIVER] + steps)
+            remove_added()
+            got = outcomes(r, 6, "datagrams before and after the address is added")
+            # Past the rules, a host without a route to it (the guest) says ENETUNREACH.
+            check(all(g in ("OK", "ERR ENETUNREACH") for g in got[:5]),
+                  "datagrams to %s before it is the host's should pass the rules: %r (stderr %s)"
+                  % (LOCAL4, got, r.stderr.strip()))
+            if not forbid:
+                check(got[5] == "OK" and not denials(r.events), "the control must get through "
+                      "(%r, deny events %r)" % (got, denials(r.events)))
+                continue
+            check_eq(got[5], "ERR EPERM", "the datagram once %s is the host's" % LOCAL4)
+            named = [e for e in denials(r.events) if e.get("addr") == LOCAL4]
+            check_eq(len(named), 1, "deny events naming %s: %r" % (LOCAL4, denials(r.events)))
+    finally:
+        remove_added()
+
+
 # -- a unix socket's name ---------------------------------------------------
 
 def test_unix_bind_every_spelling():
@@ -312,6 +345,7 @@ TESTS = [
     test_other_socket_families,
     test_local_host_by_its_interface_addresses,
     test_local_host_by_an_address_added_in_the_sandbox,
+    test_local_host_by_an_address_it_gets_after_datagrams_to_it,
     test_unix_bind_every_spelling,
 ]
 

@@ -12,6 +12,7 @@ them.
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -200,6 +201,42 @@ def cgroup_root():
             if right.startswith("cgroup2 "):
                 return left.split()[4]
     raise Failure("no cgroup2 mount")
+
+
+def make_cgroup(name):
+    cg = os.path.join(cgroup_root(), name)
+    os.makedirs(cg, exist_ok=True)
+    return cg
+
+
+def remove_cgroup(cg):
+    root = cgroup_root()
+    if os.path.isdir(cg):
+        subprocess.run(["sh", "-c", "cat %s/cgroup.procs | while read p; do echo $p > "
+                        "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
+
+
+def attach(cg, prof, log, replace=False):
+    """Start `attach` for cgroup cg and wait until it governs; returns the process."""
+    # Few events: the hammer's denials would keep the agents busy logging.
+    args = [BW, "attach", "--cgroup", cg, "--profile", prof, "--log", log, "--event-rate", "20"]
+    if replace:
+        args.append("--replace")
+    agent = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def governing():
+        if agent.poll() is not None:
+            check(False, "attach exited %r: %s" % (agent.returncode, agent.stderr.read()))
+        return os.path.exists(log) and "governing" in read(log)
+    # The first load after boot verifies every program: slow under emulation.
+    wait_for(governing, timeout=180, what="attach --profile %s" % prof)
+    return agent
+
+
+def stop(agent):
+    if agent.poll() is None:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
 
 
 def run_one(t):

@@ -13,8 +13,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import (BW, BUILD, RUNTIME_RULES, SCRATCH, check, check_eq, cgroup_root, events,
-                    lsm_active, main, profile, read, skip, wait_for, write)
+from bwtest import (BW, BUILD, RUNTIME_RULES, SCRATCH, attach, check, check_eq, cgroup_root,
+                    events, lsm_active, main, make_cgroup, profile, read, remove_cgroup, skip,
+                    stop, wait_for, write)
 
 S = SCRATCH + "/life"
 HAMMER = os.path.join(BUILD, "tests", "openhammer")
@@ -24,42 +25,6 @@ PINS = "/sys/fs/bpf/bpfwarden"
 def need_lsm():
     if not lsm_active():
         skip("BPF LSM is not active on this kernel")
-
-
-def make_cgroup(name):
-    cg = os.path.join(cgroup_root(), name)
-    os.makedirs(cg, exist_ok=True)
-    return cg
-
-
-def remove_cgroup(cg):
-    root = cgroup_root()
-    if os.path.isdir(cg):
-        subprocess.run(["sh", "-c", "cat %s/cgroup.procs | while read p; do echo $p > "
-                        "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
-
-
-def attach(cg, prof, log, replace=False):
-    """Start `attach` and wait until it governs; returns the process."""
-    # Few events: the hammer's denials would keep the agents busy logging.
-    args = [BW, "attach", "--cgroup", cg, "--profile", prof, "--log", log, "--event-rate", "20"]
-    if replace:
-        args.append("--replace")
-    agent = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-    def governing():
-        if agent.poll() is not None:
-            check(False, "attach exited %r: %s" % (agent.returncode, agent.stderr.read()))
-        return os.path.exists(log) and "governing" in read(log)
-    # The first load after boot verifies every program: slow under emulation.
-    wait_for(governing, timeout=180, what="attach --profile %s" % prof)
-    return agent
-
-
-def stop(agent):
-    if agent.poll() is None:
-        agent.send_signal(signal.SIGTERM)
-        agent.wait(timeout=30)
 
 
 def one_cpu():

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Escape routes through the network verdict cache (docs/enforcement.md,
+"The network verdict cache"): an allow verdict kept for a cgroup's endpoint
+must not outlive the policy that gave it, and must never be another
+cgroup's or another endpoint's.
+
+A sandbox (a cgroup governed by `attach`, tests/escape/netcache_driver.py
+in it) connects and sends until its verdicts are kept (the slot's "verdicts
+kept" counter says so); then its profile is replaced by one that forbids
+what it reached, and the next attempt must be refused. The control replaces
+it by a permissive profile: the same attempt gets through. The races run
+the driver's hammer meanwhile and judge only the connects that began after
+each change had been made. All of it is cgroup programs: it runs on the
+build host too (`make hosttest`).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+from escape import (BW, SCRATCH, ControlBroken, Failure, RouteOpen, check, check_eq,
+                    cgroup_root, denials, events, main, profile, read, wait_for)
+from bwtest import Servers, attach, make_cgroup, remove_cgroup, stop
+
+S = SCRATCH
+DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netcache_driver.py")
+PY = "/usr/bin/python3"
+OPEN = "default allow file\ndefault allow exec\n"
+PORT = 19410
+STEPS = (("tcp", "127.0.0.1", "connect"), ("tcp", "::1", "connect"),
+         ("udp", "127.0.0.1", "sendmsg"), ("udp", "::1", "sendmsg"))
+
+
+def kept_of(agent_pid):
+    """The "verdicts kept" counter of the slot agent_pid owns."""
+    out = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        m = re.search(r"agent pid (\d+) .* (\d+) verdicts kept", line)
+        if m and int(m.group(1)) == agent_pid:
+            return int(m.group(2))
+    raise Failure("no policy slot of agent %d in status:\n%s" % (agent_pid, out))
+
+
+class Sandbox:
+    """A fresh cgroup with the driver in it (on the first CPU this test may
+    use, if one_cpu), governed by `attach` with prof."""
+    n = 0
+
+    def __init__(self, prof, one_cpu=False, cg=None):
+        Sandbox.n += 1
+        self.cg = cg or make_cgroup("bwtest-nc%d-%d" % (os.getpid(), Sandbox.n))
+        self.agents = []
+        pin = "taskset -c %d " % min(os.sched_getaffinity(0)) if one_cpu else ""
+        # The CPU is set after the move: a cpuset may reset it (test_lifecycle.hammer).
+        self.drv = subprocess.Popen(
+            ["sh", "-c", 'echo $$ > %s/cgroup.procs && exec %s"$0" "$@"' % (self.cg, pin),
+             PY, DRIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.replace(prof, first=True)
+
+    def log(self):
+        return "%s/nc-%s-%d.log" % (S, os.path.basename(self.cg), len(self.agents))
+
+    def replace(self, prof, first=False):
+        """Govern the cgroup with prof (attach --replace after the first)."""
+        log = self.log()
+        agent = attach(self.cg, prof, log, replace=not first)
+        if not first:
+            check("replaced the profile of policy slot" in read(log),
+                  "the new agent took the cgroup over:\n" + read(log))
+            check_eq(self.agents[-1].wait(timeout=30), 0, "exit status of the replaced agent")
+        self.agents.append(agent)
+        self.current_log = log
+
+    def ask(self, line):
+        """One command to the driver; its answer (the last line), the '#' lines before it."""
+        self.drv.stdin.write(line + "\n")
+        self.drv.stdin.flush()
+        notes = []
+        while True:
+            out = self.drv.stdout.readline()
+            if not out:
+                raise Failure("the driver ended on %r (rc %r)" % (line, self.drv.wait()))
+            if out.startswith("#"):
+                notes.append(out[1:].strip())
+                continue
+            return out.strip(), notes
+
+    def close(self):
+        if self.drv.poll() is None:
+            self.drv.kill()
+            self.drv.wait()
+        for ag in self.agents:
+            stop(ag)
+        remove_cgroup(self.cg)
+
+
+ALLOW = OPEN + "default deny net\nallow net connect tcp localhost:%d\n" \
+    "allow net connect udp localhost:%d\n" % (PORT, PORT)
+# Rules, but none for PORT: a profile that forbids it by its default.
+FORBID = OPEN + "default deny net\nallow net connect tcp localhost:%d\n" \
+    "allow net connect udp localhost:%d\n" % (PORT + 1, PORT + 1)
+PERMISSIVE = OPEN + "default allow net\n"
+
+
+def test_kept_connect_after_the_profile_is_replaced():
+    """TCP connects and UDP datagrams to 127.0.0.1 and ::1, allowed, fifty
+    times each, until their verdicts are kept; `attach --replace` then puts a
+    profile in force that forbids them: the next of each is refused (EPERM),
+    one deny event naming each. The control replaces the profile with a
+    permissive one: each gets through."""
+    srv = Servers([PORT])
+    try:
+        for forbid in (True, False):
+            # One CPU: the table is per CPU, the next call must meet the same one.
+            sb = Sandbox(profile(ALLOW, name="allow"), one_cpu=True)
+            try:
+                for kind, addr, _ in STEPS:
+                    out, notes = sb.ask("%s %s %d 50" % (kind, addr, PORT))
+                    check_eq((out, notes), ("OK", ["50 of 50 got through"]),
+                             "%s to %s:%d under the allowing profile" % (kind, addr, PORT))
+                kept = kept_of(sb.agents[-1].pid)
+                check(len(STEPS) <= kept < 50,
+                      "%d verdicts kept for 4 x 50 allowed calls: they did not go through the "
+                      "cache" % kept)
+                sb.replace(profile(FORBID if forbid else PERMISSIVE, name="then"))
+                for kind, addr, op in STEPS:
+                    out, _ = sb.ask("%s %s %d 1" % (kind, addr, PORT))
+                    what = "%s to %s:%d after the replace" % (kind, addr, PORT)
+                    if not forbid:
+                        if out != "OK":
+                            raise ControlBroken("%s, the control: %s" % (what, out))
+                        continue
+                    if out != "ERR EPERM":
+                        raise (RouteOpen if out == "OK" else Failure)(
+                            "%s: should be refused with EPERM; got %s" % (what, out))
+
+                    def named():
+                        return [e for e in denials(events(sb.current_log))
+                                if e.get("op") == op and e.get("addr") == addr and
+                                e.get("port") == PORT]
+                    wait_for(lambda: named(), timeout=30, what="the deny event of " + what)
+                    check_eq(len(named()), 1, "deny events naming " + what)
+                if not forbid:
+                    check_eq(denials(events(sb.current_log)), [], "deny events of the control")
+            finally:
+                sb.close()
+    finally:
+        srv.close()
+
+
+def judge(counts, allowed, denied, what):
+    """A quiet phase's counts ({port: [through, eperm, other]}): every connect
+    to an allowed port got through, none to a denied one did."""
+    through = {p: counts.get(str(p), [0, 0, 0]) for p in list(allowed) + list(denied)}
+    leaked = {p: c for p, c in through.items() if p in denied and c[0]}
+    if leaked:
+        raise RouteOpen("%s: connects to denied ports got through (port: [through, eperm, "
+                        "other]): %r" % (what, leaked))
+    wrong = {p: c for p, c in through.items() if (p in allowed and (c[1] or c[2])) or c[2]}
+    check(not wrong, "%s: allowed ports refused, or other errors: %r" % (what, wrong))
+    if not sum(through[p][0] for p in allowed):
+        raise ControlBroken("%s: no connect to an allowed port got through: %r" % (what, through))
+    check(not denied or sum(through[p][1] for p in denied) > 0,
+          "%s: no connect to a denied port was made: %r" % (what, through))
+
+
+def test_replace_race_against_kept_connects():
+    """Two threads connect nonstop to two ports while `attach --replace`
+    swaps the cgroup between profile A (both allowed) and B (the first
+    denied) twenty times. After each swap has returned, a quiet phase:
+    under B no connect to the first port gets through, under A each does
+    (A's phases are the control: the port is reachable). Connects racing a
+    swap may go either way and are not judged."""
+    p1, p2 = PORT + 2, PORT + 3
+    a = profile(OPEN + "default deny net\nallow net connect tcp localhost:%d\n"
+                "allow net connect tcp localhost:%d\n" % (p1, p2), name="a")
+    b = profile(OPEN + "default deny net\nallow net connect tcp localhost:%d\n" % p2, name="b")
+    sb = Sandbox(a, one_cpu=True)
+    try:
+        check_eq(sb.ask("hammer 2 %d %d" % (p1, p2))[0], "OK", "the hammer started")
+        time.sleep(0.5)
+        swaps = int(os.environ.get("BW_SWAPS", "20"))
+        for i in range(1, swaps + 1):
+            under_b = i % 2 == 1
+            sb.replace(b if under_b else a)
+            json.loads(sb.ask("phase")[0])  # begun before the swap returned: not judged
+            time.sleep(0.2)
+            quiet = json.loads(sb.ask("phase")[0])
+            if under_b:
+                judge(quiet, [p2], [p1], "swap %d, under B" % i)
+            else:
+                judge(quiet, [p1, p2], [], "swap %d, under A" % i)
+        check(kept_of(sb.agents[-1].pid) > 0, "no verdict was kept under the last profile")
+        sb.ask("stop")
+    finally:
+        sb.close()
+
+
+NC_MUL, NC_BITS, M64 = 0x9e3779b97f4a7c15, 8, (1 << 64) - 1
+
+
+def nc_index(cgid, port):
+    """Where bw_nc_find (bpf/netcache.bpf.h) puts a TCP connect of cgroup
+    cgid to 127.0.0.1:port in a CPU's table."""
+    addr1 = 0xffff0000 | (0x0100007f << 32)  # ::ffff:127.0.0.1, its second little-endian word
+    tag = port | 1 << 16 | 6 << 24  # BW_NC_TAG(port, BW_NOP_CONNECT, IPPROTO_TCP)
+    return (((cgid ^ addr1 ^ tag << 32) * NC_MUL) & M64) >> (64 - NC_BITS)
+
+
+def colliding_cgroup(xid, ports, want=8, tries=3000):
+    """A new cgroup whose connects to at least `want` of ports land where
+    cgroup xid's do: the cgroup is part of an entry's place, so two
+    sandboxes' entries for one endpoint seldom meet unless chosen so."""
+    root = cgroup_root()
+    for i in range(tries):
+        path = os.path.join(root, "bwtest-ncy%d-%d" % (os.getpid(), i))
+        os.mkdir(path)
+        yid = os.stat(path).st_ino  # a cgroup2 directory's inode number is its id
+        if sum(nc_index(xid, p) == nc_index(yid, p) for p in ports) >= want:
+            return path
+        os.rmdir(path)
+    raise Failure("no cgroup in %d whose entries meet cgroup %d's (has bw_nc_find's hash "
+                  "changed? nc_index must follow it)" % (tries, xid))
+
+
+def test_kept_verdicts_of_two_sandboxes_on_one_cpu():
+    """Two sandboxes on one CPU, two threads each, connect nonstop to the
+    same 1,024 ports of 127.0.0.1: X may reach the first 512, Y the others.
+    Their kept verdicts share one CPU's table (256 entries: the ports
+    collide, and Y's cgroup is chosen so that some of its entries take the
+    very places of X's for the same ports), so an entry that answered for
+    another cgroup, another port, or half of another write would let a
+    denied port through. Each sandbox's allowed ports are its control."""
+    lo, n = 20000, 1024
+    ports = list(range(lo, lo + n))
+    half = n // 2
+    x = profile(OPEN + "default deny net\nallow net connect tcp 127.0.0.1:%d-%d\n"
+                % (lo, lo + half - 1), name="x")
+    y = profile(OPEN + "default deny net\nallow net connect tcp 127.0.0.1:%d-%d\n"
+                % (lo + half, lo + n - 1), name="y")
+    boxes = []
+    try:
+        boxes = [Sandbox(x, one_cpu=True)]
+        ycg = colliding_cgroup(os.stat(boxes[0].cg).st_ino, ports)
+        boxes.append(Sandbox(y, one_cpu=True, cg=ycg))
+        for sb in boxes:
+            check_eq(sb.ask("hammer 2 " + " ".join(map(str, ports)))[0], "OK", "hammer")
+        for sb in boxes:
+            json.loads(sb.ask("phase")[0])
+        time.sleep(float(os.environ.get("BW_HAMMER_SECONDS", "4")))
+        counts = [json.loads(sb.ask("phase")[0]) for sb in boxes]
+        judge(counts[0], ports[:half], ports[half:], "sandbox X")
+        judge(counts[1], ports[half:], ports[:half], "sandbox Y")
+        for sb in boxes:
+            check(kept_of(sb.agents[-1].pid) > 0, "no verdict was kept")
+            sb.ask("stop")
+        total = sum(sum(c[0] + c[1] for c in cs.values()) for cs in counts)
+        print("  %d connects judged" % total)
+    finally:
+        for sb in boxes:
+            sb.close()
+
+
+TESTS = [
+    test_kept_connect_after_the_profile_is_replaced,
+    test_replace_race_against_kept_connects,
+    test_kept_verdicts_of_two_sandboxes_on_one_cpu,
+]
+
+if __name__ == "__main__":
+    sys.exit(main(TESTS, sys.argv))
