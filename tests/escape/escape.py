@@ -19,6 +19,7 @@ tests/integration/ follow that convention), so that a route's outcome is
 what the program saw, not what the agent says.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -37,6 +38,16 @@ def need_modules(*mods):
     r = subprocess.run(["tools/vm/modload.sh"] + list(mods), capture_output=True, text=True)
     if r.returncode:
         skip("cannot load %s: %s" % (" and ".join(mods), r.stderr.strip()))
+
+
+def kept_of(agent_pid):
+    """The "verdicts kept" counter (`bpfwarden status`) of the slot agent_pid owns."""
+    out = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        m = re.search(r"agent pid (\d+) .* (\d+) verdicts kept", line)
+        if m and int(m.group(1)) == agent_pid:
+            return int(m.group(2))
+    raise Failure("no policy slot of agent %d in status:\n%s" % (agent_pid, out))
 
 
 def wait_governed(p, log):

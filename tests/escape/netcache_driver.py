@@ -17,33 +17,14 @@ the command that opened it, whatever was in flight then.
 """
 import errno
 import json
-import socket
+import os
 import sys
 import threading
 import time
 
-
-def fam(addr):
-    return socket.AF_INET6 if ":" in addr else socket.AF_INET
-
-
-def tcp(a, p):
-    with socket.socket(fam(a), socket.SOCK_STREAM) as s:
-        s.settimeout(5)
-        s.connect((a, p))
-
-
-def udp(a, p):
-    with socket.socket(fam(a), socket.SOCK_DGRAM) as s:
-        s.sendto(b"x", (a, p))
-
-
-def attempt(fn, *args):
-    try:
-        fn(*args)
-        return "OK"
-    except OSError as e:
-        return "ERR " + errno.errorcode.get(e.errno, str(e.errno))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "integration"))
+from net_driver import attempt, tcp, udp  # noqa: E402
 
 
 class Hammer:
@@ -101,7 +82,7 @@ def main():
             continue
         if cmd[0] in ("tcp", "udp"):
             fn = tcp if cmd[0] == "tcp" else udp
-            outs = [attempt(fn, cmd[1], int(cmd[2])) for _ in range(int(cmd[3]))]
+            outs = [attempt(lambda: fn(cmd[1], int(cmd[2]))) for _ in range(int(cmd[3]))]
             print("# %d of %d got through" % (outs.count("OK"), len(outs)))
             print(outs[-1])
         elif cmd[0] == "hammer":

@@ -23,7 +23,8 @@ import tempfile
 import time
 
 from escape import (BUILD, BW, SCRATCH, Failure, cgroup_root, check, check_eq, events,
-                    got_through, main, profile, read, refused, wait_for, wait_governed, write)
+                    got_through, kept_of, main, profile, read, refused, wait_for, wait_governed,
+                    write)
 
 S = SCRATCH
 W = S + "/w"
@@ -39,16 +40,6 @@ class Outcome:
         self.rc, self.stdout, self.stderr, self.log = rc, stdout, stderr, log
         self.events = events(log)
         self.kept = kept
-
-
-def kept_of(agent_pid):
-    """The "verdicts kept" counter of the slot bpfwarden run (agent_pid) owns."""
-    out = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        m = re.search(r"agent pid (\d+) .* (\d+) verdicts kept", line)
-        if m and int(m.group(1)) == agent_pid:
-            return int(m.group(2))
-    raise Failure("no policy slot of agent %d in status:\n%s" % (agent_pid, out))
 
 
 def attempt(prof_text, first, second, change, mode=None):

@@ -16,13 +16,12 @@ build host too (`make hosttest`).
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 
-from escape import (BW, SCRATCH, ControlBroken, Failure, RouteOpen, check, check_eq,
-                    cgroup_root, denials, events, main, profile, read, wait_for)
+from escape import (SCRATCH, ControlBroken, Failure, RouteOpen, check, check_eq, cgroup_root,
+                    denials, events, kept_of, main, profile, read, wait_for)
 from bwtest import Servers, attach, make_cgroup, remove_cgroup, stop
 
 S = SCRATCH
@@ -32,16 +31,6 @@ OPEN = "default allow file\ndefault allow exec\n"
 PORT = 19410
 STEPS = (("tcp", "127.0.0.1", "connect"), ("tcp", "::1", "connect"),
          ("udp", "127.0.0.1", "sendmsg"), ("udp", "::1", "sendmsg"))
-
-
-def kept_of(agent_pid):
-    """The "verdicts kept" counter of the slot agent_pid owns."""
-    out = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        m = re.search(r"agent pid (\d+) .* (\d+) verdicts kept", line)
-        if m and int(m.group(1)) == agent_pid:
-            return int(m.group(2))
-    raise Failure("no policy slot of agent %d in status:\n%s" % (agent_pid, out))
 
 
 class Sandbox:
