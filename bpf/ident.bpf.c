@@ -195,7 +195,11 @@ int BPF_PROG(bw_d_inst, struct dentry *dentry, struct inode *inode)
 {
 	struct inode *dir;
 
-	if (!inode)
+	/*
+	 * A socket's inode (sockfs: every socket(2) comes here) has no name to
+	 * open or to be at a rule's position by.
+	 */
+	if (!inode || inode->i_sb->s_magic == BW_SOCKFS_MAGIC)
 		return 0;
 	/* A verdict kept for the inode's old dentry must not be taken for this one. */
 	bw_dc_forget(inode);

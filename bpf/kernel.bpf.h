@@ -65,6 +65,7 @@
 #define S_IFREG	  0100000
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
+#define BW_SOCKFS_MAGIC	    0x534f434b /* sockfs: the inodes of sockets */
 
 /* include/uapi/linux/sched.h: clone3's flag that starts the child in another cgroup */
 #define CLONE_INTO_CGROUP 0x200000000ULL

@@ -98,14 +98,14 @@ static __always_inline bool bw_nc_hit(const struct bw_nc_query *q, __u32 *policy
 
 	if (!e)
 		return false;
+	/* Volatile loads, in this order: the fields between the two of the sequence. */
 	seq = BW_NC_ONCE(e->seq);
-	asm volatile("" ::: "memory");
-	if ((seq & 1) || e->cgroup != q->cgroup || e->addr[1] != q->addr[1] ||
-	    e->addr[0] != q->addr[0] || e->tag != q->tag || e->gen != q->gen)
+	if ((seq & 1) || BW_NC_ONCE(e->cgroup) != q->cgroup ||
+	    BW_NC_ONCE(e->addr[1]) != q->addr[1] || BW_NC_ONCE(e->addr[0]) != q->addr[0] ||
+	    BW_NC_ONCE(e->tag) != q->tag || BW_NC_ONCE(e->gen) != q->gen)
 		return false;
-	*policy = e->policy;
-	*mode = e->mode;
-	asm volatile("" ::: "memory");
+	*policy = BW_NC_ONCE(e->policy);
+	*mode = BW_NC_ONCE(e->mode);
 	return BW_NC_ONCE(e->seq) == seq;
 }
 
@@ -124,14 +124,13 @@ static __always_inline void bw_nc_keep(const struct bw_nc_query *q, __u32 policy
 	seq = BW_NC_ONCE(e->seq);
 	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
 		return;
-	e->cgroup = q->cgroup;
-	e->addr[0] = q->addr[0];
-	e->addr[1] = q->addr[1];
-	e->gen = q->gen;
-	e->tag = q->tag;
-	e->policy = policy;
-	e->mode = mode;
-	asm volatile("" ::: "memory");
+	BW_NC_ONCE(e->cgroup) = q->cgroup;
+	BW_NC_ONCE(e->addr[0]) = q->addr[0];
+	BW_NC_ONCE(e->addr[1]) = q->addr[1];
+	BW_NC_ONCE(e->gen) = q->gen;
+	BW_NC_ONCE(e->tag) = q->tag;
+	BW_NC_ONCE(e->policy) = policy;
+	BW_NC_ONCE(e->mode) = mode;
 	BW_NC_ONCE(e->seq) = seq + 2;
 	c = bpf_map_lookup_elem(&bw_counters, &policy);
 	if (c)
