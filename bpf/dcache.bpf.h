@@ -110,14 +110,6 @@ static __always_inline __u32 bw_dc_seq(const void *lock)
 	return seq;
 }
 
-static __always_inline __u64 bw_dc_gen_now(void)
-{
-	__u32 zero = 0;
-	__u64 *gen = bpf_map_lookup_elem(&bw_dc_gen, &zero);
-
-	return gen ? *(volatile __u64 *)gen : 0;
-}
-
 /*
  * Was this open's access decided before, by this name and root, in an
  * unchanged state: allowed, or (learn mode, the same cgroup) learned?

@@ -272,6 +272,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_dc_gen SEC(".maps");
 
+/* Its value now (the decision cache, bpf/dcache.bpf.h; the network verdict cache). */
+static __always_inline __u64 bw_dc_gen_now(void)
+{
+	__u32 zero = 0;
+	__u64 *gen = bpf_map_lookup_elem(&bw_dc_gen, &zero);
+
+	return gen ? *(volatile __u64 *)gen : 0;
+}
+
 /*
  * Cgroups that may be governed, by id (bw_pinbits_word/bit of the id): the
  * first test of bw_governing, so that a process outside every sandbox pays

@@ -68,7 +68,7 @@ struct bw_nc_query {
 	__u64 addr[2];
 	__u64 gen;
 	__u32 tag;
-	struct bw_nc_entry *e; /* NULL: no cache (no generation to check it by) */
+	struct bw_nc_entry *e;
 };
 
 #define BW_NC_ONCE(x) (*(volatile typeof(x) *)&(x))
@@ -76,15 +76,10 @@ struct bw_nc_query {
 /* The entry for q's key (its slot in this CPU's table), and the generation now. */
 static __always_inline void bw_nc_find(struct bw_nc_query *q)
 {
-	__u32 zero = 0, idx;
-	__u64 *gen, h;
+	__u32 idx;
+	__u64 h;
 
-	q->e = NULL;
-	q->gen = 0;
-	gen = bpf_map_lookup_elem(&bw_dc_gen, &zero);
-	if (!gen)
-		return;
-	q->gen = BW_NC_ONCE(*gen);
+	q->gen = bw_dc_gen_now();
 	h = q->cgroup ^ q->addr[0] ^ q->addr[1] ^ ((__u64)q->tag << 32);
 	idx = (h * 0x9e3779b97f4a7c15ULL) >> (64 - BW_NC_BITS);
 	q->e = bpf_map_lookup_elem(&bw_netcache, &idx);

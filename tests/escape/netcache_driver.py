@@ -6,6 +6,7 @@ starting with "#"):
 
     tcp ADDR PORT N     N connects; the outcome of the last, after "# k of N got through"
     udp ADDR PORT N     N unconnected datagrams, likewise
+    bind ADDR PORT N    N binds of a TCP socket, likewise
     hammer T PORT...    T threads connecting to 127.0.0.1 at each PORT in turn, nonstop
                         (nothing listens there: ECONNREFUSED is a connect that got through)
     phase               a new phase of the hammer; prints, as JSON, what the connects
@@ -24,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "integration"))
-from net_driver import attempt, tcp, udp  # noqa: E402
+from net_driver import attempt, bind, tcp, udp  # noqa: E402
 
 
 class Hammer:
@@ -80,8 +81,8 @@ def main():
         cmd = line.split()
         if not cmd:
             continue
-        if cmd[0] in ("tcp", "udp"):
-            fn = tcp if cmd[0] == "tcp" else udp
+        if cmd[0] in ("tcp", "udp", "bind"):
+            fn = {"tcp": tcp, "udp": udp, "bind": bind}[cmd[0]]
             outs = [attempt(lambda: fn(cmd[1], int(cmd[2]))) for _ in range(int(cmd[3]))]
             print("# %d of %d got through" % (outs.count("OK"), len(outs)))
             print(outs[-1])

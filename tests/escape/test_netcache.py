@@ -29,8 +29,17 @@ DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netcache_driv
 PY = "/usr/bin/python3"
 OPEN = "default allow file\ndefault allow exec\n"
 PORT = 19410
-STEPS = (("tcp", "127.0.0.1", "connect"), ("tcp", "::1", "connect"),
-         ("udp", "127.0.0.1", "sendmsg"), ("udp", "::1", "sendmsg"))
+MAPPED_PORT, BIND_PORT = PORT + 5, PORT + 4
+# (driver command, address, port, the event's op and addr): connects and
+# datagrams by both families, the IPv4 host by its IPv4-mapped name (an
+# entry of its own, the address as the call gave it), and binds.
+STEPS = (("tcp", "127.0.0.1", PORT, "connect", "127.0.0.1"),
+         ("tcp", "::1", PORT, "connect", "::1"),
+         ("tcp", "::ffff:127.0.0.1", MAPPED_PORT, "connect", "127.0.0.1"),
+         ("udp", "127.0.0.1", PORT, "sendmsg", "127.0.0.1"),
+         ("udp", "::1", PORT, "sendmsg", "::1"),
+         ("bind", "127.0.0.1", BIND_PORT, "bind", "127.0.0.1"),
+         ("bind", "::1", BIND_PORT, "bind", "::1"))
 
 
 class Sandbox:
@@ -87,7 +96,8 @@ class Sandbox:
 
 
 ALLOW = OPEN + "default deny net\nallow net connect tcp localhost:%d\n" \
-    "allow net connect udp localhost:%d\n" % (PORT, PORT)
+    "allow net connect tcp localhost:%d\nallow net connect udp localhost:%d\n" \
+    "allow net bind tcp localhost:%d\n" % (PORT, MAPPED_PORT, PORT, BIND_PORT)
 # Rules, but none for PORT: a profile that forbids it by its default.
 FORBID = OPEN + "default deny net\nallow net connect tcp localhost:%d\n" \
     "allow net connect udp localhost:%d\n" % (PORT + 1, PORT + 1)
@@ -95,29 +105,30 @@ PERMISSIVE = OPEN + "default allow net\n"
 
 
 def test_kept_connect_after_the_profile_is_replaced():
-    """TCP connects and UDP datagrams to 127.0.0.1 and ::1, allowed, fifty
-    times each, until their verdicts are kept; `attach --replace` then puts a
-    profile in force that forbids them: the next of each is refused (EPERM),
-    one deny event naming each. The control replaces the profile with a
-    permissive one: each gets through."""
-    srv = Servers([PORT])
+    """TCP connects, UDP datagrams and binds on 127.0.0.1 and ::1 (a connect
+    by the IPv4-mapped name too), allowed, fifty times each, until their
+    verdicts are kept; `attach --replace` then puts a profile in force that
+    forbids them: the next of each is refused (EPERM), one deny event naming
+    each. The control replaces the profile with a permissive one: each gets
+    through."""
+    srv = Servers([PORT, MAPPED_PORT])
     try:
         for forbid in (True, False):
             # One CPU: the table is per CPU, the next call must meet the same one.
             sb = Sandbox(profile(ALLOW, name="allow"), one_cpu=True)
             try:
-                for kind, addr, _ in STEPS:
-                    out, notes = sb.ask("%s %s %d 50" % (kind, addr, PORT))
+                for kind, addr, port, _, _ in STEPS:
+                    out, notes = sb.ask("%s %s %d 50" % (kind, addr, port))
                     check_eq((out, notes), ("OK", ["50 of 50 got through"]),
-                             "%s to %s:%d under the allowing profile" % (kind, addr, PORT))
+                             "%s to %s:%d under the allowing profile" % (kind, addr, port))
                 kept = kept_of(sb.agents[-1].pid)
                 check(len(STEPS) <= kept < 50,
-                      "%d verdicts kept for 4 x 50 allowed calls: they did not go through the "
-                      "cache" % kept)
+                      "%d verdicts kept for %d x 50 allowed calls: they did not go through the "
+                      "cache" % (kept, len(STEPS)))
                 sb.replace(profile(FORBID if forbid else PERMISSIVE, name="then"))
-                for kind, addr, op in STEPS:
-                    out, _ = sb.ask("%s %s %d 1" % (kind, addr, PORT))
-                    what = "%s to %s:%d after the replace" % (kind, addr, PORT)
+                for kind, addr, port, op, ev_addr in STEPS:
+                    out, _ = sb.ask("%s %s %d 1" % (kind, addr, port))
+                    what = "%s to %s:%d after the replace" % (kind, addr, port)
                     if not forbid:
                         if out != "OK":
                             raise ControlBroken("%s, the control: %s" % (what, out))
@@ -128,8 +139,8 @@ def test_kept_connect_after_the_profile_is_replaced():
 
                     def named():
                         return [e for e in denials(events(sb.current_log))
-                                if e.get("op") == op and e.get("addr") == addr and
-                                e.get("port") == PORT]
+                                if e.get("op") == op and e.get("addr") == ev_addr and
+                                e.get("port") == port]
                     wait_for(lambda: named(), timeout=30, what="the deny event of " + what)
                     check_eq(len(named()), 1, "deny events naming " + what)
                 if not forbid:
