@@ -2,9 +2,9 @@
 /*
  * bpfwarden run: CMD starts in a fresh cgroup that is governed before the
  * child exists (clone3 with CLONE_INTO_CGROUP), so CMD's first instruction
- * already runs under the profile. When CMD exits, whatever it left behind in
- * the cgroup is killed, the events are drained, and the cgroup and the
- * policy slot are removed.
+ * already runs under the profile, in a mount namespace of its own. When CMD
+ * exits, whatever it left behind in the cgroup is killed, the events are
+ * drained, and the cgroup and the policy slot are removed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include <ctype.h>
+#include <sched.h>
 
 #include "cgroup.h"
 #include "cli.h"
@@ -32,36 +34,86 @@
 #include "doors.h"
 #include "util.h"
 
-/* Start argv in cgdir; *pidfd wakes the event loop when it exits. */
-static pid_t spawn_in_cgroup(const char *cgdir, char **argv, int *pidfd)
+/*
+ * The launcher, a child outside the governed cgroup: gives itself a mount
+ * namespace whose mounts are slaves of ours (the host's mounts still reach
+ * the command; its own never reach the host, so a profile's `allow mount`
+ * changes the sandbox's view only), then starts argv in cgdir as our child
+ * (CLONE_PARENT) and writes its pid, or a negative errno, to out. Making the
+ * mounts slaves is itself a mount change: done by the command, the profile
+ * would decide it.
+ */
+static void launch(int cgfd, char **argv, int out)
 {
 	struct clone_args args = {};
-	int cgfd;
-	pid_t pid;
+	int ret;
 
-	cgfd = open(cgdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cgfd < 0)
-		return -errno;
-	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
-	args.exit_signal = SIGCHLD;
-	args.cgroup = (__u64)cgfd;
-	args.pidfd = (__u64)(uintptr_t)pidfd;
-	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid < 0) {
-		int ret = -errno;
-
-		close(cgfd);
-		return ret;
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL)) {
+		ret = -errno;
+		goto out;
 	}
-	if (pid == 0) {
+	/* Its exit signal is ours, SIGCHLD: clone3 wants none with CLONE_PARENT. */
+	args.flags = CLONE_INTO_CGROUP | CLONE_PARENT;
+	args.cgroup = (__u64)cgfd;
+	ret = syscall(SYS_clone3, &args, sizeof(args));
+	if (ret < 0) {
+		ret = -errno;
+	} else if (ret == 0) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		execvp(argv[0], argv);
 		fprintf(stderr, "bpfwarden: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+out:
+	_exit(write(out, &ret, sizeof(ret)) == sizeof(ret) ? 0 : 1);
+}
+
+/* Start argv in cgdir (through launch); *pidfd wakes the event loop when it exits. */
+static pid_t spawn_in_cgroup(const char *cgdir, char **argv, int *pidfd)
+{
+	int cgfd, pipefd[2], ret = -ECHILD;
+	pid_t launcher;
+
+	cgfd = open(cgdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgfd < 0)
+		return -errno;
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		ret = -errno;
+		goto out_cg;
+	}
+	launcher = fork();
+	if (launcher < 0) {
+		ret = -errno;
+		goto out_pipe;
+	}
+	if (launcher == 0)
+		launch(cgfd, argv, pipefd[1]);
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	if (read(pipefd[0], &ret, sizeof(ret)) != sizeof(ret))
+		ret = -ECHILD;
+	waitpid(launcher, NULL, 0);
+	if (ret > 0) {
+		/* Our child now: its pid cannot be reused before we reap it. */
+		*pidfd = syscall(SYS_pidfd_open, ret, 0);
+		if (*pidfd < 0) {
+			int err = -errno;
+
+			kill(ret, SIGKILL);
+			waitpid(ret, NULL, 0);
+			ret = err;
+		}
+	} else if (ret == 0) {
+		ret = -ECHILD;
+	}
+out_pipe:
+	close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+out_cg:
 	close(cgfd);
-	return pid;
+	return ret;
 }
 
 /* Kill what the command left behind and wait until the cgroup is empty. */

@@ -76,16 +76,25 @@ def attempt(prof_text, first, second, change, mode=None):
 
 
 class World:
-    """Mounts a test made, undone in reverse order."""
+    """Mounts a test made, undone in reverse order. Moves are made in the
+    mount namespace of process ns_pid when it is set: a `run` sandbox has a
+    namespace of its own, a slave of the host's, and mount --move needs
+    private parents, whose changes do not propagate; so root outside the
+    sandbox moves them where the sandbox sees them (nsenter)."""
 
     def __init__(self):
         self.undo = []
+        self.ns_pid = None
 
     def mount(self, *args):
         subprocess.run(["mount"] + list(args), check=True)
         self.undo.append(args[-1])
 
     def move(self, src, dst):
+        if self.ns_pid:
+            subprocess.run(["nsenter", "-t", str(self.ns_pid), "-m", "mount", "--move", src, dst],
+                           check=True)
+            return  # the sandbox's namespace goes with it
         subprocess.run(["mount", "--move", src, dst], check=True)
         self.undo = [dst if u == src else u for u in self.undo]
 
@@ -154,9 +163,10 @@ def with_mount(world):
 
 
 def test_cached_mount_moved_into_a_denied_tree():
-    """The mount holding a kept file moved (mount --move) into a denied directory: same mount, same dentry."""
+    """The mount holding a kept file moved (mount --move, by root in the sandbox's mount namespace) into a denied directory: same mount, same dentry."""
     def change(world, cg):
         os.makedirs(W + "/d/m")
+        world.ns_pid = read(cgroup_root() + cg + "/cgroup.procs").split()[0]
         world.move(W + "/m", W + "/d/m")
 
     both(deny_d(), W + "/m/f", W + "/d/m/f", change, "a kept file's mount moved into a denied tree",
@@ -246,6 +256,7 @@ def race(files, change, make, what, rounds=15, toggles=41):
                 cg = re.search(r"governing (\S+) with profile", read(log)).group(1)
                 p.hammer = [int(pid) for pid in read(cgroup_root() + cg + "/cgroup.procs").split()
                             if read("/proc/%s/comm" % pid).strip() == "openhammer"][0]
+                world.ns_pid = p.hammer
                 total = {f: [0, 0, 0] for f in files}
                 calm = {f: [0, 0, 0] for f in files}
                 denied = False

@@ -388,15 +388,31 @@ class Listener:
 
 def test_chroot_moves_a_unix_socket_under_its_rule():
     """The profile allows connecting to /run/app.sock only; another service's
-    socket is at JAIL/run/app.sock; after chroot(JAIL) the rule matches it."""
+    socket is at JAIL/run/app.sock; after chroot(JAIL) the rule would match
+    it by the name the sandbox sees. The sandbox (its own mount namespace
+    under `run`) reaches a socket bound outside its namespace, which is named
+    by its path where it was bound, the real object: with chroot allowed the
+    connect is still refused, naming JAIL/run/app.sock; the route is real
+    (a rule naming that path lets the chrooted sandbox reach the service)."""
     os.makedirs(S + "/jail/run")
-    srv = Listener(S + "/jail/run/app.sock", (SECRET + "\n").encode())
+    real = S + "/jail/run/app.sock"
+    srv = Listener(real, (SECRET + "\n").encode())
     try:
         route = steps(["chroot", S + "/jail"], ["connect", "/run/app.sock"])
-        refused_then_through(*pair("allow net connect unix /run/app.sock\n", ["chroot"]),
-                             route, S + "/jail", "chroot to move a socket under a rule",
-                             "OK " + SECRET,
-                             first=(["?connect", S + "/jail/run/app.sock"], "ERR EPERM"))
+        forbid, chrooted = pair("allow net connect unix /run/app.sock\n", ["chroot"])
+        r = run(forbid, steps(["?connect", real]) + [";"] + route[1:])
+        check_eq(outcome_lines(r)[0], "ERR EPERM", "by its real name")
+        refused(r, "EPERM", S + "/jail", "chroot to move a socket under a rule")
+        not_read(r)
+        r = run(chrooted, route)
+        check_eq(outcome_lines(r), ["OK", "ERR EPERM"], "chroot allowed, the socket still refused")
+        named = [e for e in denials(r.events) if e.get("unix") == real]
+        check(len(named) == 1, "one deny event naming %s: %r" % (real, denials(r.events)))
+        not_read(r)
+        r = run(profile(BASE + "allow net connect unix %s\nallow chroot\n" % real,
+                        name="control"), route)
+        got_through(r, "chroot and connect to the socket by its real name")
+        check_eq(outcome_lines(r)[-1], "OK " + SECRET, "the service reached")
     finally:
         srv.close()
 

@@ -154,6 +154,9 @@ for p in $BW_VM_SHOW; do
 done
 unset IFS
 set +f
+# Shared, as systemd makes every mount of a host: a mount made here later
+# reaches the namespaces copied from this one as slaves (`bpfwarden run`'s).
+mount --make-rshared / || die "cannot make the guest's mounts shared"
 mark "host paths shown"
 cd "$BW_VM_CWD" || die "cannot cd to $BW_VM_CWD"
 
