@@ -18,6 +18,7 @@
 #include "event.bpf.h"
 #include "kernel.bpf.h"
 #include "dcache.bpf.h"
+#include "host.bpf.h"
 
 #ifdef BW_WITH_EXEC_ARGS
 static __always_inline __u32 bw_exec_args(struct bw_scratch *s, __u32 path_len);
@@ -159,6 +160,11 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	if (bw_in_pin_dir(dentry)) {
 		d.verdict = BW_V_DENY;
 		d.rule = BW_RULE_SELF;
+		goto deny;
+	}
+	if (bw_host_object(dentry, access)) {
+		d.verdict = BW_V_DENY;
+		d.rule = BW_RULE_HOST;
 		goto deny;
 	}
 	if ((flags & BW_EVF_UNREACHABLE) && cat == BW_CAT_PIN_EXEC) {

@@ -22,6 +22,11 @@
  *   the kernel checks only the pin's file mode, which root passes without
  *   either.
  *
+ * - The host's kernel (bpf/host.bpf.h): a module request (socket(AF_ALG),
+ *   an unknown file system or binary format...), which runs the modprobe
+ *   helper outside every cgroup, and perf events that see more than the
+ *   caller: every process on a CPU, or tracepoints' raw data.
+ *
  * The pin directory (open, unlink, rename...) is refused in the file hooks'
  * decision (bpf/decide.bpf.h), a BPF object received in bpf/receive.bpf.c.
  *
@@ -40,6 +45,7 @@
 #include "event.bpf.h"
 #include "guard.bpf.h"
 #include "kernel.bpf.h"
+#include "host.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -307,4 +313,54 @@ int BPF_PROG(bw_bpf_prog, struct bpf_prog *prog, int ret)
 	if (cg)
 		return bw_guard_deny(cgid, cg, BW_RULE_SELF, BW_OP_BPF, &obj, NULL, -EPERM);
 	return bw_ours(obj.name) && !bw_bpf_capable() ? -EPERM : 0;
+}
+
+/*
+ * A module the kernel is asked to load on the caller's behalf: the modprobe
+ * helper would run as root in the root cgroup. Modules a workload needs are
+ * the host's to load before it starts.
+ */
+SEC("lsm/kernel_module_request")
+int BPF_PROG(bw_modrequest, char *kmod_name, int ret)
+{
+	union bw_cgroup_copy cg_copy;
+	struct bw_cgroup *cg;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	cg = bw_governing(&cgid, &cg_copy);
+	if (!cg)
+		return 0;
+	return bw_host_deny(cgid, cg, BW_OP_MODULE, kmod_name, -EPERM);
+}
+
+/* include/linux/security.h: what a perf event asks for beyond the caller's own threads. */
+#define PERF_SECURITY_CPU	 1
+#define PERF_SECURITY_TRACEPOINT 3
+
+/*
+ * A perf event on a whole CPU sees every process there (a uprobe on a
+ * shared library copies their arguments); tracepoints' raw samples show
+ * kernel data of any process. An event on the caller's own threads
+ * (PERF_SECURITY_OPEN, and its kernel-side samples, PERF_SECURITY_KERNEL)
+ * passes; one on another process is the ptrace check's (bw_ptrace_check).
+ */
+SEC("lsm/perf_event_open")
+int BPF_PROG(bw_perf_open, struct perf_event_attr *attr, int type, int ret)
+{
+	static const char cpu[] = "cpu", tracepoint[] = "tracepoint";
+	union bw_cgroup_copy cg_copy;
+	struct bw_cgroup *cg;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	if (type != PERF_SECURITY_CPU && type != PERF_SECURITY_TRACEPOINT)
+		return 0;
+	cg = bw_governing(&cgid, &cg_copy);
+	if (!cg)
+		return 0;
+	return bw_host_deny(cgid, cg, BW_OP_PERF, type == PERF_SECURITY_CPU ? cpu : tracepoint,
+			    -EACCES);
 }

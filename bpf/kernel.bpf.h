@@ -46,8 +46,13 @@
 #define ATTR_MTIME (1 << 5)
 
 /* include/uapi/linux/capability.h */
+#define CAP_SYS_MODULE 16
+#define CAP_SYS_RAWIO  17
 #define CAP_SYS_CHROOT 18
 #define CAP_SYS_ADMIN  21
+#define CAP_SYS_BOOT   22
+/* include/linux/security.h: capable()'s options */
+#define CAP_OPT_NOAUDIT 0x2
 
 /*
  * The new mount API's calls have the same numbers on every architecture
@@ -56,9 +61,19 @@
  */
 #define NR_open_tree	 428
 #define NR_fsopen	 430
+#define NR_fsconfig	 431
 #define NR_fsmount	 432
 #define NR_fspick	 433
 #define NR_mount_setattr 442
+/* include/uapi/linux/mount.h: fsconfig's command that reconfigures a superblock */
+#define FSCONFIG_CMD_RECONFIGURE 7
+/* include/uapi/linux/mount.h: mount(2)'s flags */
+#define MS_REMOUNT    32
+#define MS_BIND	      4096
+#define MS_UNBINDABLE (1 << 17)
+#define MS_PRIVATE    (1 << 18)
+#define MS_SLAVE      (1 << 19)
+#define MS_SHARED     (1 << 20)
 /* include/linux/fs.h: inode_permission()'s mask; file types */
 #define MAY_WRITE 0x2
 #define S_IFMT	  00170000

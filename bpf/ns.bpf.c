@@ -22,6 +22,18 @@
  * A new mount namespace needs no refusal: it starts as a copy with the same
  * names, and every change to it passes through the hooks above.
  *
+ * Mount changes in the host's mount namespace (the one the kernel started
+ * with) are refused whatever the profile allows (BW_RULE_HOST): they would
+ * change every other process's view, unmount or cover the BPF file system
+ * whose pins hold the enforcement, or put a program of the sandbox's choosing
+ * over one the host runs. A profile's `allow mount` is for a namespace of the
+ * sandbox's own (`run` gives its command one; containers have theirs).
+ *
+ * The capable hook also refuses the privileges that reach past any cgroup
+ * (bpf/host.bpf.h): CAP_SYS_RAWIO (/dev/mem, /dev/port, /proc/kcore, iopl,
+ * ioperm), CAP_SYS_MODULE (init_module, finit_module, delete_module) and
+ * CAP_SYS_BOOT (reboot, kexec_load, kexec_file_load).
+ *
  * Processes outside every governed cgroup cost one hash lookup (capable: not
  * even that, unless the capability asked for is one of the two above). For
  * governed ones every internal failure fails closed (-EPERM, the errno of
@@ -37,15 +49,157 @@
 #include "event.bpf.h"
 #include "kernel.bpf.h"
 #include "path.bpf.h"
+#include "host.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 /*
+ * The host's mount namespace: that of the kernel's first task, at the top
+ * of every chain of parents. NULL when the chain is deeper than the walk:
+ * then every namespace counts as the host's (a refusal: fails closed).
+ */
+#define BW_PARENTS_MAX 64
+
+static __always_inline struct mnt_namespace *bw_host_mntns(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf(), *parent;
+	int i;
+
+	for (i = 0; i < BW_PARENTS_MAX; i++) {
+		parent = BPF_CORE_READ(t, real_parent);
+		if (!parent || parent == t)
+			return BPF_CORE_READ(t, nsproxy, mnt_ns);
+		t = parent;
+	}
+	return NULL;
+}
+
+static __always_inline bool bw_in_host_mntns(void)
+{
+	struct mnt_namespace *host = bw_host_mntns();
+
+	return !host || BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, mnt_ns) == host;
+}
+
+/*
+ * A superblock's mounts: a list through mount.mnt_instance up to 6.16 or
+ * so, a chain through mount.mnt_next_for_sb since; CO-RE picks the one
+ * this kernel has.
+ */
+struct super_block___list {
+	struct list_head s_mounts;
+} __attribute__((preserve_access_index));
+
+struct mount___list {
+	struct list_head mnt_instance;
+} __attribute__((preserve_access_index));
+
+/*
+ * Is superblock sb mounted in the host's mount namespace too? A remount of
+ * the superblock (not of one mount: MS_BIND) changes it for every mount,
+ * the host's included. Its mounts are listed oldest first, so the host's
+ * come early; more than the walk counts as the host's, and so does no sb.
+ */
+#define BW_SB_MOUNTS_MAX 64
+
+static __always_inline bool bw_sb_in_host(struct super_block *sb)
+{
+	struct mnt_namespace *host = bw_host_mntns();
+	struct super_block___list *sbl = (void *)sb;
+	struct list_head *head, *pos;
+	struct mount *m;
+	int i;
+
+	if (!host || !sb)
+		return true;
+	if (bpf_core_field_exists(struct mount___list, mnt_instance)) {
+		head = &sbl->s_mounts;
+		pos = BPF_CORE_READ(sbl, s_mounts.next);
+		for (i = 0; i < BW_SB_MOUNTS_MAX; i++) {
+			if (pos == head)
+				return false;
+			m = (void *)pos - bpf_core_field_offset(struct mount___list, mnt_instance);
+			if (BPF_CORE_READ(m, mnt_ns) == host)
+				return true;
+			pos = BPF_CORE_READ(pos, next);
+		}
+		return true;
+	}
+	m = BPF_CORE_READ(sb, s_mounts);
+	for (i = 0; i < BW_SB_MOUNTS_MAX; i++) {
+		if (!m)
+			return false;
+		if (BPF_CORE_READ(m, mnt_ns) == host)
+			return true;
+		m = BPF_CORE_READ(m, mnt_next_for_sb);
+	}
+	return true;
+}
+
+/*
+ * Would a change under mount m propagate to a mount of another namespace?
+ * m's peers (mount --make-shared; a copy of a namespace whose mounts are
+ * shared is their peer) receive every mount and unmount made under m: an
+ * unmount of /sys/fs/bpf in such a copy unmounts the host's. A group with
+ * more peers than the walk counts as reaching out. Slaves of m are not
+ * walked: only a copy of the sandbox's own namespace, made by the sandbox or
+ * by root outside, can be one.
+ */
+#define BW_PEERS_MAX 32
+
+static __always_inline bool bw_propagates_out(struct mount *m)
+{
+	struct mnt_namespace *mine = BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, mnt_ns);
+	struct list_head *head = &m->mnt_share, *pos;
+	struct mount *peer;
+	int i;
+
+	if (!m)
+		return false;
+	pos = BPF_CORE_READ(m, mnt_share.next);
+	for (i = 0; i < BW_PEERS_MAX; i++) {
+		if (pos == head)
+			return false;
+		peer = (void *)pos - bpf_core_field_offset(struct mount, mnt_share);
+		if (BPF_CORE_READ(peer, mnt_ns) != mine)
+			return true;
+		pos = BPF_CORE_READ(pos, next);
+	}
+	return true;
+}
+
+/*
+ * The superblock of the file system context behind descriptor fd of task
+ * (fsconfig's first argument); NULL if there is none, which bw_sb_in_host
+ * counts as the host's.
+ */
+static __always_inline struct super_block *bw_fs_context_sb(struct task_struct *task, long fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct fs_context *fc;
+	struct file *file = NULL;
+	struct file **fds;
+
+	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&file, sizeof(file), fds + fd);
+	if (!file)
+		return NULL;
+	fc = BPF_CORE_READ(file, private_data);
+	return BPF_CORE_READ(fc, root, d_sb);
+}
+
+/*
  * May the current (governed) process do op, a change of its view? If not,
  * the outcome under its mode, and an event naming (mnt, dentry): the mount
- * point or new root as the process sees it (no dentry: no path).
+ * point or new root as the process sees it (no dentry: no path). A mount
+ * change is the host's (refused whatever the profile allows) in the host's
+ * mount namespace, or when host_wide: it changes a file system the host has
+ * mounted too.
  */
-static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct dentry *dentry)
+static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct dentry *dentry,
+					 bool host_wide)
 {
 	int what = bw_op_ns(op);
 	struct bw_learn_key obj = {}; /* one object per operation: nothing to tell apart */
@@ -64,9 +218,12 @@ static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct d
 	pol = bw_policy_of(cg);
 	if (!pol || what < 0 || what >= BW_NS_COUNT)
 		return -EPERM;
-	if (pol->ns[what] == BW_V_ALLOW)
+	if (pol->ns[what] != BW_V_ALLOW)
+		rule = bw_ns_rule(pol, what);
+	else if (what == BW_NS_MOUNT && (host_wide || bw_in_host_mntns()))
+		rule = BW_RULE_HOST;
+	else
 		return 0;
-	rule = bw_ns_rule(pol, what);
 	policy = cg->policy;
 	o = bw_deny_outcome(cgid, cg, pol, rule, op, 0, 0, &obj);
 	if (!o.type)
@@ -87,13 +244,26 @@ static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct d
 	return bw_lsm_ret(o, -EPERM);
 }
 
+/* mount(2)'s flags that change only a mount's propagation, and never propagate. */
+#define BW_MS_PROPAGATION (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)
+
 SEC("lsm/sb_mount")
 int BPF_PROG(bw_sb_mount, const char *dev_name, const struct path *path, const char *type,
 	     unsigned long flags, void *data, int ret)
 {
+	struct vfsmount *mnt;
+	bool host_wide;
+
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_MOUNT, path->mnt, path->dentry);
+	mnt = path->mnt;
+	if ((flags & MS_REMOUNT) && !(flags & MS_BIND))
+		host_wide = bw_sb_in_host(BPF_CORE_READ(mnt, mnt_sb));
+	else if (flags & (MS_REMOUNT | BW_MS_PROPAGATION))
+		host_wide = false; /* one mount's flags, or its propagation */
+	else
+		host_wide = bw_propagates_out(bw_real_mount(mnt));
+	return bw_view_check(BW_OP_MOUNT, mnt, path->dentry, host_wide);
 }
 
 /* The mount point of the mount being detached. */
@@ -102,7 +272,9 @@ int BPF_PROG(bw_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_UMOUNT, mnt, BPF_CORE_READ(mnt, mnt_root));
+	/* The unmount propagates to the peers of the mount it is mounted on. */
+	return bw_view_check(BW_OP_UMOUNT, mnt, BPF_CORE_READ(mnt, mnt_root),
+			     bw_propagates_out(BPF_CORE_READ(bw_real_mount(mnt), mnt_parent)));
 }
 
 SEC("lsm/move_mount")
@@ -110,7 +282,8 @@ int BPF_PROG(bw_move_mount, const struct path *from_path, const struct path *to_
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_MOVE_MOUNT, to_path->mnt, to_path->dentry);
+	return bw_view_check(BW_OP_MOVE_MOUNT, to_path->mnt, to_path->dentry,
+			     bw_propagates_out(bw_real_mount(to_path->mnt)));
 }
 
 SEC("lsm/sb_pivotroot")
@@ -118,7 +291,7 @@ int BPF_PROG(bw_sb_pivotroot, const struct path *old_path, const struct path *ne
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_PIVOT_ROOT, new_path->mnt, new_path->dentry);
+	return bw_view_check(BW_OP_PIVOT_ROOT, new_path->mnt, new_path->dentry, false);
 }
 
 SEC("lsm/path_chroot")
@@ -126,7 +299,7 @@ int BPF_PROG(bw_path_chroot, const struct path *path, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_CHROOT, path->mnt, path->dentry);
+	return bw_view_check(BW_OP_CHROOT, path->mnt, path->dentry, false);
 }
 
 SEC("lsm/userns_create")
@@ -134,14 +307,16 @@ int BPF_PROG(bw_userns_create, const struct cred *cred, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_USERNS, NULL, NULL);
+	return bw_view_check(BW_OP_USERNS, NULL, NULL, false);
 }
 
 /*
  * Calls without a hook of their own, refused at their privilege check: the
  * operation it is for, from the call the task is in (0: none of ours).
+ * *host_wide: the call changes a file system the host has mounted too
+ * (fsconfig reconfiguring a superblock fspick picked).
  */
-static __always_inline __u8 bw_capable_op(int cap)
+static __always_inline __u8 bw_capable_op(int cap, bool *host_wide)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -154,6 +329,13 @@ static __always_inline __u8 bw_capable_op(int cap)
 		return BW_OP_FSOPEN;
 	case NR_fspick:
 		return BW_OP_FSPICK;
+	case NR_fsconfig:
+		/* Creating the file system asks too: that is fsopen's. */
+		if (PT_REGS_PARM2_CORE_SYSCALL(regs) != FSCONFIG_CMD_RECONFIGURE)
+			return 0;
+		*host_wide =
+		    bw_sb_in_host(bw_fs_context_sb(task, PT_REGS_PARM1_CORE_SYSCALL(regs)));
+		return BW_OP_FSPICK;
 	case NR_fsmount:
 		return BW_OP_FSMOUNT;
 	case NR_open_tree: /* only OPEN_TREE_CLONE asks for the privilege */
@@ -164,23 +346,52 @@ static __always_inline __u8 bw_capable_op(int cap)
 	return 0;
 }
 
+/*
+ * A privilege over the whole host (bpf/host.bpf.h), asked for by a governed
+ * process: refused. A check the kernel does not log (CAP_OPT_NOAUDIT: it
+ * only asks) is refused alike in enforce mode, without an event.
+ */
+static __always_inline int bw_host_cap(int cap, unsigned int opts)
+{
+	static const char rawio[] = "CAP_SYS_RAWIO", module[] = "CAP_SYS_MODULE",
+			  boot[] = "CAP_SYS_BOOT";
+	union bw_cgroup_copy cg_copy;
+	struct bw_cgroup *cg;
+	__u64 cgid;
+
+	cg = bw_governing(&cgid, &cg_copy);
+	if (!cg)
+		return 0;
+	if (opts & CAP_OPT_NOAUDIT)
+		return cg->mode == BW_MODE_ENFORCE ? -EPERM : 0;
+	return bw_host_deny(cgid, cg, BW_OP_CAPABLE,
+			    cap == CAP_SYS_RAWIO    ? rawio
+			    : cap == CAP_SYS_MODULE ? module
+						    : boot,
+			    -EPERM);
+}
+
 SEC("lsm/capable")
 int BPF_PROG(bw_capable, const struct cred *cred, struct user_namespace *ns, int cap,
 	     unsigned int opts, int ret)
 {
 	struct task_struct *task;
+	bool host_wide = false;
 	__u8 op;
 
 	if (ret)
 		return ret;
-	if (cap != CAP_SYS_ADMIN && cap != CAP_SYS_CHROOT)
+	if (cap != CAP_SYS_ADMIN && cap != CAP_SYS_CHROOT && cap != CAP_SYS_RAWIO &&
+	    cap != CAP_SYS_MODULE && cap != CAP_SYS_BOOT)
 		return 0;
 	/* Only the task's own privilege (has_capability() asks about others too). */
 	task = bpf_get_current_task_btf();
 	if (cred != task->cred)
 		return 0;
-	op = bw_capable_op(cap);
+	if (cap != CAP_SYS_ADMIN && cap != CAP_SYS_CHROOT)
+		return bw_host_cap(cap, opts);
+	op = bw_capable_op(cap, &host_wide);
 	if (!op)
 		return 0;
-	return bw_view_check(op, NULL, NULL);
+	return bw_view_check(op, NULL, NULL, host_wide);
 }

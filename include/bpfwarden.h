@@ -534,6 +534,14 @@ enum bw_op {
 	BW_OP_RECEIVE_NET, /* a connected socket, by its peer: struct bw_net_obj or a unix name */
 	BW_OP_RECEIVE_SOCKET, /* a socket no rule names: struct bw_net_obj as for BW_OP_SOCKET */
 	BW_OP_RECEIVE_BPF,    /* a BPF map, program or link: struct bw_guard_obj */
+	/*
+	 * The host's kernel (BW_RULE_HOST): the path bytes name what was asked
+	 * for, a capability's name (CAP_SYS_RAWIO), a module's (net-pf-38) or
+	 * a perf event's scope (cpu, kernel, tracepoint).
+	 */
+	BW_OP_CAPABLE, /* a privilege over the whole host: raw I/O, modules, reboot and kexec */
+	BW_OP_MODULE,  /* a kernel module requested (the modprobe helper would run) */
+	BW_OP_PERF,    /* a perf event that observes more than the caller */
 	BW_OP_MAX,
 };
 
@@ -563,6 +571,14 @@ static inline int bw_op_ns(unsigned op)
 #define BW_RULE_CGROUPS_MADE 0xfffd /* limit: cgroups made below governed ones, host-wide */
 #define BW_RULE_SELF	     0xfff8 /* the agent, its BPF objects and pins (self-protection) */
 #define BW_RULE_PROCESSES    0xfff7 /* a process outside the sandbox, as ptrace reaches it */
+/*
+ * The host's kernel: a knob that makes the kernel run a program of the
+ * sandbox's choosing outside its cgroup (core_pattern, modprobe, binfmt_misc,
+ * uevent_helper, release_agent...), a raw view of memory or of the kernel
+ * (/dev/mem, /proc/kcore, tracefs, debugfs, system-wide perf events), module
+ * loading and requests, and mount changes in the host's mount namespace.
+ */
+#define BW_RULE_HOST 0xfff6
 
 /* Event flags */
 #define BW_EVF_PATH_TOO_LONG 0x1  /* path did not fit the kernel buffer */

@@ -60,6 +60,9 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_RECEIVE_NET] = "receive",
     [BW_OP_RECEIVE_SOCKET] = "receive",
     [BW_OP_RECEIVE_BPF] = "receive",
+    [BW_OP_CAPABLE] = "capability",
+    [BW_OP_MODULE] = "module",
+    [BW_OP_PERF] = "perf",
 };
 
 /* bpf(2) commands by number (enum bpf_cmd, include/uapi/linux/bpf.h). */
@@ -316,6 +319,8 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 		snprintf(buf, sizeof(buf), "builtin:self-protection");
 	else if (rule == BW_RULE_PROCESSES)
 		snprintf(buf, sizeof(buf), "builtin:process-boundary");
+	else if (rule == BW_RULE_HOST)
+		snprintf(buf, sizeof(buf), "builtin:host-kernel");
 	else if (rule == BW_RULE_LEAVE_CGROUP)
 		snprintf(buf, sizeof(buf), "builtin:cgroup-subtree");
 	else if (rule == BW_RULE_CGROUPS_SLOT)
@@ -373,6 +378,13 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 		put_net(w, data, ev->path_len);
 	} else if ((ev->op >= BW_OP_PTRACE && ev->op <= BW_OP_BPF) || ev->op == BW_OP_RECEIVE_BPF) {
 		put_guard(w, ev->op, data, ev->path_len);
+	} else if (ev->op == BW_OP_CAPABLE || ev->op == BW_OP_MODULE || ev->op == BW_OP_PERF) {
+		/* What of the host's kernel was asked for, by name. */
+		jw_strn(w,
+			ev->op == BW_OP_CAPABLE	 ? "capability"
+			: ev->op == BW_OP_MODULE ? "module"
+						 : "scope",
+			data, ev->path_len);
 	} else if (ev->op == BW_OP_CGROUP_MIGRATE && !ev->path_len) {
 		/* clone3(CLONE_INTO_CGROUP), refused before the kernel resolves where to. */
 		jw_str(w, "access", access);

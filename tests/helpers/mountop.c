@@ -39,6 +39,24 @@
  *   copy SRC DST              DST (made with mode 0755) with SRC's bytes
  *   connect PATH              a unix stream socket: OK and the peer's first line
  *   exec PATH ARG0 [ARG...]   run PATH (it prints its own line)
+ *
+ * and steps that reach the host's kernel past the sandbox's cgroup:
+ *
+ *   remount-sb PATH ro|rw     remount PATH's file system (not a bind
+ *                             remount: the superblock, every mount of it)
+ *   fsconfig-flag NAME        fsconfig(FSCONFIG_SET_FLAG) on the context
+ *   reconfigure               fsconfig(FSCONFIG_CMD_RECONFIGURE) on it
+ *   umount-l PATH             umount2(MNT_DETACH)
+ *   mount-fs TYPE DST [DATA]  a new mount of file system TYPE
+ *   mknod-c PATH MAJOR MINOR  a character device node
+ *   peek PATH                 open read-only and read: OK and the byte count
+ *   iopl                      iopl(3): every I/O port
+ *   finit-module              finit_module(-1): OK when past its privilege
+ *                             check (the kernel then says EBADF)
+ *   reboot-cad-off            reboot(LINUX_REBOOT_CMD_CAD_OFF), harmless
+ *   perf-cpu                  a software perf event on all of CPU 0
+ *   af-alg                    socket(AF_ALG), which asks the kernel for its
+ *                             module: OK and what socket(2) said
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +65,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/io.h>
 #include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/perf_event.h>
+#include <linux/reboot.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -193,6 +217,58 @@ static int keep(int *fd, int ret)
 	return ok(NULL);
 }
 
+/* OK and how many bytes a read of PATH's start gave. */
+static int peek(const char *path)
+{
+	char buf[64], n_text[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return fail();
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return fail();
+	snprintf(n_text, sizeof(n_text), "%zd bytes", n);
+	return ok(n_text);
+}
+
+static int finit_module_bad_fd(void)
+{
+	if (syscall(SYS_finit_module, -1, "", 0) == 0 || errno != EBADF)
+		return fail();
+	return ok("past the privilege check");
+}
+
+static int perf_cpu_wide(void)
+{
+	struct perf_event_attr attr = {
+	    .type = PERF_TYPE_SOFTWARE,
+	    .size = sizeof(attr),
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .disabled = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return fail();
+	close(fd);
+	return ok(NULL);
+}
+
+static int af_alg(void)
+{
+	int fd = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int e = errno;
+
+	if (fd >= 0) {
+		close(fd);
+		return ok("socket");
+	}
+	return ok(strerrorname_np(e) ? strerrorname_np(e) : "?");
+}
+
 /* One step with its n arguments; 0 when it went through. */
 static int step(const char *s, char **a, int n)
 {
@@ -208,6 +284,18 @@ static int step(const char *s, char **a, int n)
 		return CALL(unshare(CLONE_NEWNS));
 	if (!strcmp(s, "unshare-urm"))
 		return CALL(unshare_userns());
+	if (!strcmp(s, "iopl"))
+		return CALL(iopl(3));
+	if (!strcmp(s, "finit-module"))
+		return finit_module_bad_fd();
+	if (!strcmp(s, "reboot-cad-off"))
+		return CALL(reboot(LINUX_REBOOT_CMD_CAD_OFF));
+	if (!strcmp(s, "perf-cpu"))
+		return perf_cpu_wide();
+	if (!strcmp(s, "af-alg"))
+		return af_alg();
+	if (!strcmp(s, "reconfigure"))
+		return CALL(fsconfig(ctx_fd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0));
 	NEED(0);
 	if (!strcmp(s, "fscreate"))
 		return CALL(fsconfig(ctx_fd, FSCONFIG_CMD_CREATE, NULL, NULL, 0));
@@ -220,6 +308,12 @@ static int step(const char *s, char **a, int n)
 		return CALL(mount(NULL, a[0], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL));
 	if (!strcmp(s, "umount"))
 		return CALL(umount2(a[0], 0));
+	if (!strcmp(s, "umount-l"))
+		return CALL(umount2(a[0], MNT_DETACH));
+	if (!strcmp(s, "peek"))
+		return peek(a[0]);
+	if (!strcmp(s, "fsconfig-flag"))
+		return CALL(fsconfig(ctx_fd, FSCONFIG_SET_FLAG, a[0], NULL, 0));
 	if (!strcmp(s, "open-tree"))
 		return keep(&tree_fd,
 			    open_tree(AT_FDCWD, a[0], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
@@ -258,11 +352,19 @@ static int step(const char *s, char **a, int n)
 		return CALL(put(a[0], a[1]));
 	if (!strcmp(s, "copy"))
 		return CALL(copy(a[0], a[1]));
+	if (!strcmp(s, "remount-sb"))
+		return CALL(mount(NULL, a[0], NULL,
+				  MS_REMOUNT | (strcmp(a[1], "ro") ? 0 : MS_RDONLY), NULL));
+	if (!strcmp(s, "mount-fs"))
+		return CALL(mount(a[0], a[1], a[0], 0, n > 2 ? a[2] : NULL));
 	if (!strcmp(s, "exec")) {
 		fflush(stdout);
 		execv(a[0], a + 1);
 		return fail();
 	}
+	NEED(3);
+	if (!strcmp(s, "mknod-c"))
+		return CALL(mknod(a[0], S_IFCHR | 0600, makedev(atoi(a[1]), atoi(a[2]))));
 	NEED(4);
 	if (!strcmp(s, "overlay"))
 		return CALL(overlay(a));

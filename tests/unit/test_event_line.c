@@ -188,6 +188,15 @@ static const struct example {
      .net = {.port = IPPROTO_TCP, .family = BW_FAM_IPV4, .proto = SOCK_STREAM}},
     {"receive: a BPF map", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_RECEIVE_BPF, 0, 0, BW_RULE_SELF, 962,
      .guard = {.kind = BW_GOBJ_BPF_MAP, .name = "bw_policies"}},
+    /* The host's kernel: rule builtin:host-kernel, whatever the profile allows. */
+    {"the host: a helper knob", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_W, 0, BW_RULE_HOST,
+     999, "sh", "/usr/bin/dash", "/proc/sys/kernel/core_pattern"},
+    {"the host: a privilege", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CAPABLE, 0, 0, BW_RULE_HOST, 1036,
+     .path = "CAP_SYS_RAWIO"},
+    {"the host: a module request", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MODULE, 0, 0, BW_RULE_HOST,
+     1073, .path = "net-pf-38"},
+    {"the host: perf on a whole CPU", BW_EV_AUDIT, BW_MODE_AUDIT, BW_OP_PERF, 0, 0, BW_RULE_HOST,
+     1110, "perf", "/usr/bin/perf", "cpu"},
     {"lost: throttled", .agent_line = ex_lost_throttled},
     {"lost: ring buffer", .agent_line = ex_lost_ring},
     {"agent", .agent_line = ex_agent},
@@ -253,7 +262,7 @@ static void format(struct jw *w, const struct example *x)
 }
 
 /* The example lines of docs/events.md, a wrapped line joined again. */
-static char *doc_lines[64];
+static char *doc_lines[96];
 static int ndoc;
 
 static void read_doc(void)

@@ -4,7 +4,7 @@
 # fetch-modules.sh: cache the modules that some VM tests load in the guest:
 # a loop device with ext4 on it (file handles of a disk file system,
 # tests/escape/test_identity.py), overlayfs, SCTP and a dummy interface
-# (tests/escape/test_netdoors.py).
+# (tests/escape/test_netdoors.py), binfmt_misc (tests/escape/test_host.py).
 #
 # The guest boots with the 9p modules only (fetch-kernels.sh) and cannot run
 # modprobe (the host's /lib/modules has nothing for its kernel). This script
@@ -26,7 +26,7 @@ CACHE=${BW_VM_CACHE:-/var/cache/bpfwarden-vm}
 # crc32c_generic: ext4 and jbd2 ask the crypto API for crc32c (a soft dependency).
 # sctp and dummy: the SCTP route and an interface other than lo
 # (tests/escape/test_netdoors.py).
-WANT="loop crc32c_generic ext4 overlay sctp dummy"
+WANT="loop crc32c_generic ext4 overlay sctp dummy binfmt_misc"
 quiet=0
 kernels=()
 

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # modload.sh NAME...: in a vmrun.sh guest, load the named modules of the
-# fsmods set (tools/vm/fetch-modules.sh: loop, ext4, overlay, sctp, dummy)
-# from the host's cache, which the guest sees. The set's order file lists dependencies first,
-# so every module up to the last one named is loaded (a few unneeded ones at
-# worst); one already loaded is left alone. Exit 2 with a message when the
-# cache has no set for this kernel, 1 when insmod fails.
+# fsmods set (tools/vm/fetch-modules.sh: loop, ext4, overlay, sctp, dummy,
+# binfmt_misc) from the host's cache, which the guest sees. The set's order
+# file lists dependencies first, so every module up to the last one named is
+# loaded (a few unneeded ones at worst); one already loaded is left alone.
+# Exit 2 with a message when the cache has no set for this kernel, 1 when
+# insmod fails.
 set -eu
 dir=${BW_VM_CACHE:-/var/cache/bpfwarden-vm}/${BW_VM_KERNEL:?not in a vmrun.sh guest}/fsmods
 if [ ! -f "$dir/complete" ]; then
