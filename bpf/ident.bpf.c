@@ -9,7 +9,8 @@
  *    bw_inodes at once, before anyone can reach it (d_instantiate runs
  *    before the dentry gets its inode; inode_rename before the rename). A
  *    directory on the way to deeper positions is recorded in bw_pos_dirs,
- *    so what appears below it is found in turn.
+ *    so what appears below it is found in turn. The object that was there
+ *    before keeps a pin that can refuse (bw_adopt_pin).
  *  - A new hard link to a file under a denied directory pins the file
  *    itself (inode_link): the climb from the new name never passes the
  *    directory.
@@ -87,6 +88,13 @@ struct bw_adopt {
 	__u32 cat;
 };
 
+/* Can pin refuse anything: its object, or what is below it? */
+static __always_inline bool bw_pin_denies(const struct bw_inode_pin *pin)
+{
+	return pin->self.verdict_r == BW_V_DENY || pin->self.verdict_w == BW_V_DENY ||
+	       pin->below.verdict_r == BW_V_DENY || pin->below.verdict_w == BW_V_DENY;
+}
+
 /* One slot's pin of the position goes to the object that came there. */
 static long bw_adopt_pin(__u32 slot, struct bw_adopt *a)
 {
@@ -107,10 +115,14 @@ static long bw_adopt_pin(__u32 slot, struct bw_adopt *a)
 	k.dev = a->dev;
 	k.policy = slot;
 	k.cat = a->cat;
-	if (pp->ino && pp->ino != a->ino) {
+	if (pp->ino && pp->ino != a->ino && !bw_pin_denies(&pp->pin)) {
 		/*
-		 * What was here before leaves the rule's place, and its pin with
-		 * it, unless another rule's pin was merged into it.
+		 * What was here before leaves the rule's place, and a pin that
+		 * only allows goes with it, unless another rule's pin was merged
+		 * into it. A pin that can refuse stays with its object under
+		 * whatever name it has now (renamed away, or a hard link of a
+		 * file replaced by rename): a deny rule's object keeps its
+		 * protection for as long as it exists.
 		 */
 		old = k;
 		old.ino = pp->ino;

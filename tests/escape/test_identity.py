@@ -221,6 +221,62 @@ def test_replaced_by_rename_after_load():
          W + "/view/key", "denied tree replaced by rename after load", after=after)
 
 
+def test_denied_file_renamed_away_then_replaced():
+    """Under `deny file r` (writes allowed), the secret is renamed away and a
+    decoy takes its name: the secret keeps its pin under its new name."""
+    def make(world):
+        write(W + "/secret", SECRET)
+        return {}
+
+    def after(world, ctx):
+        os.rename(W + "/secret", W + "/moved")
+        write(W + "/secret", "decoy\n")
+
+    r = both(make, "default allow\ndeny file r %s\n" % (W + "/secret"),
+             lambda c: ["read", W + "/moved"], W + "/moved",
+             "a denied file renamed away, a decoy in its place", after=after)
+    check(denials(r[0].events)[0].get("by_inode"), "decided by the object's pin")
+
+
+def test_hard_link_of_a_denied_file_replaced_by_rename():
+    """The host updates a denied file the usual way (a new file renamed over
+    it); a hard link to the old one, made before, still leads to its bytes."""
+    def make(world):
+        write(W + "/secret", SECRET)
+        os.link(W + "/secret", W + "/link")
+        return {}
+
+    def after(world, ctx):
+        write(W + "/new", "new version\n")
+        os.rename(W + "/new", W + "/secret")
+
+    both(make, "default allow\ndeny file r %s\n" % (W + "/secret"),
+         lambda c: ["read", W + "/link"], W + "/link",
+         "a hard link of a denied file replaced by rename", after=after)
+
+
+def test_denied_tree_parent_renamed_and_decoy_on_ext4():
+    """On ext4, the parent of a denied directory is renamed away and a decoy
+    tree takes its place; once the dcache forgets them (drop_caches) the
+    decoy's directory is looked up at the rule's place. The denied directory,
+    under its new path, keeps its pin."""
+    def make(world):
+        ext4_world(world)
+        write(W + "/ext/p/secret/key", SECRET)
+        return {}
+
+    def after(world, ctx):
+        os.rename(W + "/ext/p", W + "/ext/away")
+        os.makedirs(W + "/ext/decoy/secret")
+        os.rename(W + "/ext/decoy", W + "/ext/p")
+        write("/proc/sys/vm/drop_caches", "2")
+        os.listdir(W + "/ext/p/secret")
+
+    key = W + "/ext/away/secret/key"
+    both(make, deny_tree(W + "/ext/p/secret"), lambda c: ["read", key], key,
+         "a denied tree whose parent was renamed away, a decoy in its place", after=after)
+
+
 def test_utimes_in_subtree_created_after_load():
     """utimes reaches no path hook: inside a denied tree created after load
     only the pins can refuse it."""
