@@ -63,11 +63,26 @@ static __always_inline int bw_net_decide(const struct bw_nc_query *q, __u8 op, _
 	return !bw_net_outcome(q->cgroup, cg, pol, evop, rule, &obj).refuse;
 }
 
+/* q's verdict: kept, or decided by the policy (1 lets the call through). */
+static __always_inline int bw_net_query(struct bw_nc_query *q, __u8 op, __u8 evop, __u8 proto,
+					__u16 port, bool v6)
+{
+	__u32 policy;
+	__u8 mode;
+
+	/* Before anything the verdict is decided by is read: bpf/netcache.bpf.h. */
+	bw_nc_find(q);
+	if (bw_nc_hit(q, &policy, &mode)) {
+		bw_opstat(policy, evop, mode, 1);
+		return 1;
+	}
+	return bw_net_decide(q, op, evop, proto, port, v6);
+}
+
 static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool v6)
 {
 	struct bw_nc_query q;
-	__u8 proto, evop, mode;
-	__u32 policy;
+	__u8 proto, evop;
 	__u16 port;
 
 	proto = bw_net_proto(ctx->protocol);
@@ -90,13 +105,16 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	       : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
 				      : BW_OP_CONNECT;
 	q.tag = BW_NC_TAG(port, op == BW_NOP_BIND ? BW_NOP_BIND : BW_NOP_CONNECT, proto);
-	/* Before anything the verdict is decided by is read: bpf/netcache.bpf.h. */
-	bw_nc_find(&q);
-	if (bw_nc_hit(&q, &policy, &mode)) {
-		bw_opstat(policy, evop, mode, 1);
+	if (!bw_net_query(&q, op, evop, proto, port, v6))
+		return 0;
+	/*
+	 * A bind to [::] accepts IPv4 connections too (unless IPV6_V6ONLY,
+	 * which this program cannot see): it is also decided as 0.0.0.0.
+	 */
+	if (op != BW_NOP_BIND || !v6 || q.addr[0] || q.addr[1])
 		return 1;
-	}
-	return bw_net_decide(&q, op, evop, proto, port, v6);
+	q.addr[1] = bpf_htonl(0xffff);
+	return bw_net_query(&q, op, evop, proto, port, false);
 }
 
 /* Thin entry points: one per hook and address family. */

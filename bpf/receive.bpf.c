@@ -209,16 +209,14 @@ static __always_inline int bw_receive_unix(__u64 cgid, const struct bw_cgroup *c
 {
 	struct sock *peer = (struct sock *)BPF_CORE_READ((struct unix_sock *)sk, peer);
 	struct bw_unix_key *u;
-	__u32 zero = 0, len = 0;
+	__u32 zero = 0;
 
 	if (!peer)
 		return bw_receive_unnamed(cgid, cg, pol, AF_UNIX, type, 0, false);
 	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
 	if (!u)
 		return -EPERM;
-	if (bw_unix_peer_name(u, peer, &len))
-		return 0;
-	return bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, BW_OP_RECEIVE_NET, len);
+	return bw_unix_decide_peer(u, cgid, cg, peer, BW_OP_RECEIVE_NET);
 }
 
 static __always_inline int bw_receive_socket(__u64 cgid, const struct bw_cgroup *cg,

@@ -126,9 +126,9 @@ static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt
 	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
 	if (!u)
 		return -EPERM;
-	if (peer) {
-		err = bw_unix_peer_name(u, peer, &len);
-	} else if (dentry) {
+	if (peer)
+		return bw_unix_decide_peer(u, cgid, cg, peer, evop);
+	if (dentry) {
 		__builtin_memset(u->name, 0, sizeof(u->name));
 		err = bw_unix_path_name(u, mnt, dentry, &len);
 	} else {
@@ -136,7 +136,7 @@ static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt
 	}
 	if (err)
 		return 0;
-	return bw_unix_decide(u, cgid, cg, peer ? BW_NOP_CONNECT : BW_NOP_BIND, evop, len);
+	return bw_unix_decide(u, cgid, cg, BW_NOP_BIND, evop, len, false);
 }
 
 SEC("lsm/unix_stream_connect")

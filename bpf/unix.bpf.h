@@ -64,8 +64,14 @@ static __always_inline void bw_unix_id(struct bw_learn_key *id, const char *name
 	id->c = len;
 }
 
+/*
+ * The decision on the name in u (len bytes). only_denials: only a rule
+ * that denies the name decides (a name the object had, not the one it
+ * has): anything else lets it pass, uncounted.
+ */
 static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
-					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len)
+					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len,
+					  bool only_denials)
 {
 	struct bw_learn_key id = {};
 	struct bw_unix_event *e;
@@ -82,6 +88,8 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 	u->policy = policy;
 	u->op = op;
 	v = bpf_map_lookup_elem(&bw_unix_rules, u);
+	if (only_denials && !(v && v->verdict == BW_V_DENY))
+		return 0;
 	verdict = v ? v->verdict : pol->default_net;
 	if (v)
 		rule = v->rule;
@@ -178,6 +186,56 @@ static __always_inline int bw_unix_peer_name(struct bw_unix_key *u, struct sock 
 	bpf_probe_read_kernel(&u->name[1], n & BW_UNIX_MASK, (char *)addr->name[0].sun_path + 1);
 	*len = n + 1;
 	return 0;
+}
+
+/*
+ * The path the peer's socket file was bound at, into u->name, when the
+ * bind named it by an absolute path (a relative name says nothing of
+ * where); -1 otherwise.
+ */
+static __always_inline int bw_unix_bound_path(struct bw_unix_key *u, struct sock *other, __u32 *len)
+{
+	struct unix_address *addr = BPF_CORE_READ((struct unix_sock *)other, addr);
+	int alen;
+	__u32 n;
+
+	if (!addr)
+		return -1;
+	alen = BPF_CORE_READ(addr, len) - 2 /* sun_family */ - 1 /* trailing NUL */;
+	if (alen <= 0)
+		return -1;
+	n = alen;
+	if (n > BW_UNIX_NAME - 1)
+		n = BW_UNIX_NAME - 1;
+	__builtin_memset(u->name, 0, sizeof(u->name));
+	barrier_var(n);
+	bpf_probe_read_kernel(u->name, n & BW_UNIX_MASK, (char *)addr->name[0].sun_path);
+	if (u->name[0] != '/')
+		return -1;
+	*len = n;
+	return 0;
+}
+
+/*
+ * A connect, a datagram or a received connection to peer: decided by the
+ * peer's name now (bw_unix_peer_name), and by a deny rule of the path it
+ * was bound at, which no rename of the socket file or of a directory above
+ * it changes: a socket a deny rule names stays denied under any name it is
+ * given later.
+ */
+static __always_inline int bw_unix_decide_peer(struct bw_unix_key *u, __u64 cgid,
+					       const struct bw_cgroup *cg, struct sock *peer,
+					       __u8 evop)
+{
+	__u32 len = 0;
+	int ret;
+
+	if (bw_unix_peer_name(u, peer, &len))
+		return 0;
+	ret = bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, false);
+	if (ret || bw_unix_bound_path(u, peer, &len))
+		return ret;
+	return bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, true);
 }
 
 #endif /* BW_UNIX_BPF_H */

@@ -13,6 +13,9 @@ or "ERR <errno name>" (escape.py). Steps that only prepare print nothing.
     cd:DIR              chdir (prints nothing)
     addaddr:ADDR/LEN    add an address to lo with ip(8), as root in the sandbox
     unixbind:NAME       bind a unix stream socket to NAME as written
+    tcpbind:ADDR:PORT   bind a TCP socket to ADDR:PORT and listen, then
+                        connect to it over IPv4 loopback (what a dual-stack
+                        [::] listener accepts)
 """
 import errno
 import os
@@ -80,6 +83,15 @@ def unixbind(name):
         s.bind(name)
 
 
+def tcpbind(a, p):
+    with socket.socket(fam(a), socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((a, p))
+        s.listen(1)
+        with socket.create_connection(("127.0.0.1", p), timeout=5):
+            pass
+
+
 def attempt(fn, *args):
     try:
         fn(*args)
@@ -89,7 +101,7 @@ def attempt(fn, *args):
 
 
 ADDR_OPS = {"tcp": tcp, "udp": udp, "udplite": udplite, "udpliteconn": udplite_connected,
-            "sctp": sctp}
+            "sctp": sctp, "tcpbind": tcpbind}
 
 for spec in sys.argv[1:]:
     kind, _, rest = spec.partition(":")

@@ -16,9 +16,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 
-from escape import (need_modules, SCRATCH, Failure, check, check_eq, denials, lsm_active, main, profile, run,
-                    skip)
+from escape import (need_modules, BUILD, SCRATCH, Failure, check, check_eq, denials, lsm_active,
+                    main, profile, run, skip)
 from bwtest import Servers
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netdoor.py")
@@ -299,6 +300,18 @@ def test_local_host_by_an_address_it_gets_after_datagrams_to_it():
         remove_added()
 
 
+def test_dual_stack_bind_is_an_ipv4_bind_too():
+    """A TCP socket bound to [::] accepts IPv4 connections too (the kernel's
+    default, net.ipv6.bindv6only=0), so `deny net bind tcp 0.0.0.0:P` refuses
+    it: the bind is decided as [::] and as 0.0.0.0. The control's listener
+    takes an IPv4 connection."""
+    port = PORT + 7
+    forbid = profile(OPEN + "default allow net\ndeny net bind tcp 0.0.0.0:%d\n" % port)
+    routes(forbid, [(["tcpbind:[::]:%d" % port],
+                     {"op": "bind", "family": "ipv4", "addr": "0.0.0.0", "port": port},
+                     "[::] bind")], "dual-stack bind")
+
+
 # -- a unix socket's name ---------------------------------------------------
 
 def test_unix_bind_every_spelling():
@@ -337,6 +350,58 @@ def test_unix_bind_every_spelling():
     check(not missing, "the control made no socket file at %r" % missing)
 
 
+def unix_server(path, stop):
+    """Accept connections on a unix stream socket at path, each told "hello"."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(8)
+    srv.settimeout(0.2)
+
+    def serve():
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            c.sendall(b"hello\n")
+            c.close()
+        srv.close()
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t
+
+
+def test_unix_socket_renamed_away_from_its_rule():
+    """`deny net connect unix PATH` names a server's socket; its socket file
+    is renamed, then the directory above it: connecting by the new names
+    reaches the same server. Decided by the path it was bound at too, which
+    no rename changes."""
+    if not lsm_active():
+        skip("unix rules need BPF LSM; this kernel has none")
+    d = os.path.realpath(SCRATCH)
+    os.makedirs(d + "/run")
+    bound = d + "/run/x.sock"
+    stop = threading.Event()
+    t = unix_server(bound, stop)
+    try:
+        os.rename(bound, d + "/run/y.sock")
+        os.rename(d + "/run", d + "/moved")
+        mountop = os.path.join(BUILD, "tests", "mountop")
+        route = [mountop, "?connect", d + "/moved/y.sock"]
+        forbid = profile(OPEN + "default allow net\ndeny net connect unix %s\n" % bound)
+        r = run(forbid, route)
+        check_eq(r.stdout.split("\n")[0], "ERR EPERM",
+                 "connect by the renamed names (stderr %s)" % r.stderr.strip())
+        named = [e for e in denials(r.events) if e.get("unix") == bound]
+        check(len(named) == 1, "one deny event naming %s: %r" % (bound, denials(r.events)))
+        r = run(profile(ALLOW_ALL), route)
+        check_eq(r.stdout.split("\n")[0], "OK hello", "the control reaches the server")
+        check(not denials(r.events), "the control: no denial: %r" % denials(r.events))
+    finally:
+        stop.set()
+        t.join()
+
+
 TESTS = [
     test_udplite_datagram_meets_udp_rules,
     test_udplite_connect_meets_udp_rules,
@@ -346,7 +411,9 @@ TESTS = [
     test_local_host_by_its_interface_addresses,
     test_local_host_by_an_address_added_in_the_sandbox,
     test_local_host_by_an_address_it_gets_after_datagrams_to_it,
+    test_dual_stack_bind_is_an_ipv4_bind_too,
     test_unix_bind_every_spelling,
+    test_unix_socket_renamed_away_from_its_rule,
 ]
 
 if __name__ == "__main__":
