@@ -190,16 +190,46 @@ static __always_inline struct super_block *bw_fs_context_sb(struct task_struct *
 	return BPF_CORE_READ(fc, root, d_sb);
 }
 
+/* How a mount change made outside the host's namespace may still reach it. */
+enum bw_reach {
+	BW_REACH_NONE,	  /* it cannot: a propagation change, a bind remount, chroot... */
+	BW_REACH_PEERS,	  /* a mount or move under mnt: copies go to mnt's peers */
+	BW_REACH_UMOUNT,  /* an unmount of mnt: its parent's peers lose their copies */
+	BW_REACH_SB,	  /* a superblock remount of mnt's file system */
+	BW_REACH_FSCONFIG /* fsconfig reconfiguring a picked file system (no mnt) */
+};
+
+static __always_inline bool bw_reaches_host(__u8 reach, struct vfsmount *mnt)
+{
+	struct task_struct *task;
+	struct pt_regs *regs;
+
+	switch (reach) {
+	case BW_REACH_PEERS:
+		return bw_propagates_out(bw_real_mount(mnt));
+	case BW_REACH_UMOUNT:
+		return bw_propagates_out(BPF_CORE_READ(bw_real_mount(mnt), mnt_parent));
+	case BW_REACH_SB:
+		return bw_sb_in_host(BPF_CORE_READ(mnt, mnt_sb));
+	case BW_REACH_FSCONFIG:
+		task = bpf_get_current_task_btf();
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		return bw_sb_in_host(bw_fs_context_sb(task, PT_REGS_PARM1_CORE_SYSCALL(regs)));
+	}
+	return false;
+}
+
 /*
  * May the current (governed) process do op, a change of its view? If not,
  * the outcome under its mode, and an event naming (mnt, dentry): the mount
  * point or new root as the process sees it (no dentry: no path). A mount
- * change is the host's (refused whatever the profile allows) in the host's
- * mount namespace, or when host_wide: it changes a file system the host has
- * mounted too.
+ * change the profile allows is still the host's (refused whatever the
+ * profile says) in the host's mount namespace, or when it reaches the host's
+ * mounts another way (reach, bw_reaches_host): found only for a governed
+ * process whose profile allows it, so others pay one lookup as before.
  */
 static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct dentry *dentry,
-					 bool host_wide)
+					 __u8 reach)
 {
 	int what = bw_op_ns(op);
 	struct bw_learn_key obj = {}; /* one object per operation: nothing to tell apart */
@@ -220,7 +250,7 @@ static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct d
 		return -EPERM;
 	if (pol->ns[what] != BW_V_ALLOW)
 		rule = bw_ns_rule(pol, what);
-	else if (what == BW_NS_MOUNT && (host_wide || bw_in_host_mntns()))
+	else if (what == BW_NS_MOUNT && (bw_in_host_mntns() || bw_reaches_host(reach, mnt)))
 		rule = BW_RULE_HOST;
 	else
 		return 0;
@@ -251,19 +281,15 @@ SEC("lsm/sb_mount")
 int BPF_PROG(bw_sb_mount, const char *dev_name, const struct path *path, const char *type,
 	     unsigned long flags, void *data, int ret)
 {
-	struct vfsmount *mnt;
-	bool host_wide;
+	__u8 reach = BW_REACH_PEERS;
 
 	if (ret)
 		return ret;
-	mnt = path->mnt;
 	if ((flags & MS_REMOUNT) && !(flags & MS_BIND))
-		host_wide = bw_sb_in_host(BPF_CORE_READ(mnt, mnt_sb));
+		reach = BW_REACH_SB;
 	else if (flags & (MS_REMOUNT | BW_MS_PROPAGATION))
-		host_wide = false; /* one mount's flags, or its propagation */
-	else
-		host_wide = bw_propagates_out(bw_real_mount(mnt));
-	return bw_view_check(BW_OP_MOUNT, mnt, path->dentry, host_wide);
+		reach = BW_REACH_NONE; /* one mount's flags, or its propagation */
+	return bw_view_check(BW_OP_MOUNT, path->mnt, path->dentry, reach);
 }
 
 /* The mount point of the mount being detached. */
@@ -272,9 +298,7 @@ int BPF_PROG(bw_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
 	if (ret)
 		return ret;
-	/* The unmount propagates to the peers of the mount it is mounted on. */
-	return bw_view_check(BW_OP_UMOUNT, mnt, BPF_CORE_READ(mnt, mnt_root),
-			     bw_propagates_out(BPF_CORE_READ(bw_real_mount(mnt), mnt_parent)));
+	return bw_view_check(BW_OP_UMOUNT, mnt, BPF_CORE_READ(mnt, mnt_root), BW_REACH_UMOUNT);
 }
 
 SEC("lsm/move_mount")
@@ -282,8 +306,7 @@ int BPF_PROG(bw_move_mount, const struct path *from_path, const struct path *to_
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_MOVE_MOUNT, to_path->mnt, to_path->dentry,
-			     bw_propagates_out(bw_real_mount(to_path->mnt)));
+	return bw_view_check(BW_OP_MOVE_MOUNT, to_path->mnt, to_path->dentry, BW_REACH_PEERS);
 }
 
 SEC("lsm/sb_pivotroot")
@@ -291,7 +314,7 @@ int BPF_PROG(bw_sb_pivotroot, const struct path *old_path, const struct path *ne
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_PIVOT_ROOT, new_path->mnt, new_path->dentry, false);
+	return bw_view_check(BW_OP_PIVOT_ROOT, new_path->mnt, new_path->dentry, BW_REACH_NONE);
 }
 
 SEC("lsm/path_chroot")
@@ -299,7 +322,7 @@ int BPF_PROG(bw_path_chroot, const struct path *path, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_CHROOT, path->mnt, path->dentry, false);
+	return bw_view_check(BW_OP_CHROOT, path->mnt, path->dentry, BW_REACH_NONE);
 }
 
 SEC("lsm/userns_create")
@@ -307,16 +330,15 @@ int BPF_PROG(bw_userns_create, const struct cred *cred, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_view_check(BW_OP_USERNS, NULL, NULL, false);
+	return bw_view_check(BW_OP_USERNS, NULL, NULL, BW_REACH_NONE);
 }
 
 /*
  * Calls without a hook of their own, refused at their privilege check: the
- * operation it is for, from the call the task is in (0: none of ours).
- * *host_wide: the call changes a file system the host has mounted too
- * (fsconfig reconfiguring a superblock fspick picked).
+ * operation it is for, from the call the task is in (0: none of ours), and
+ * in *reach how it may reach the host's mounts.
  */
-static __always_inline __u8 bw_capable_op(int cap, bool *host_wide)
+static __always_inline __u8 bw_capable_op(int cap, __u8 *reach)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -333,8 +355,7 @@ static __always_inline __u8 bw_capable_op(int cap, bool *host_wide)
 		/* Creating the file system asks too: that is fsopen's. */
 		if (PT_REGS_PARM2_CORE_SYSCALL(regs) != FSCONFIG_CMD_RECONFIGURE)
 			return 0;
-		*host_wide =
-		    bw_sb_in_host(bw_fs_context_sb(task, PT_REGS_PARM1_CORE_SYSCALL(regs)));
+		*reach = BW_REACH_FSCONFIG;
 		return BW_OP_FSPICK;
 	case NR_fsmount:
 		return BW_OP_FSMOUNT;
@@ -376,7 +397,7 @@ int BPF_PROG(bw_capable, const struct cred *cred, struct user_namespace *ns, int
 	     unsigned int opts, int ret)
 {
 	struct task_struct *task;
-	bool host_wide = false;
+	__u8 reach = BW_REACH_NONE;
 	__u8 op;
 
 	if (ret)
@@ -390,8 +411,8 @@ int BPF_PROG(bw_capable, const struct cred *cred, struct user_namespace *ns, int
 		return 0;
 	if (cap != CAP_SYS_ADMIN && cap != CAP_SYS_CHROOT)
 		return bw_host_cap(cap, opts);
-	op = bw_capable_op(cap, &host_wide);
+	op = bw_capable_op(cap, &reach);
 	if (!op)
 		return 0;
-	return bw_view_check(op, NULL, NULL, host_wide);
+	return bw_view_check(op, NULL, NULL, reach);
 }
