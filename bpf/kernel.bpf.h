@@ -18,6 +18,7 @@
 #define AF_UNIX	  1
 #define AF_INET	  2
 #define AF_INET6  10
+#define AF_UNSPEC 0
 #define AF_PACKET 17
 
 /* mmap(2) and mprotect(2) protection, and the vma flag it sets */

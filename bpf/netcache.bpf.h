@@ -35,6 +35,8 @@
 
 #include "bpfwarden.h"
 #include "maps.bpf.h"
+#include "event.bpf.h"
+#include "netrules.bpf.h"
 
 #define BW_NC_BITS    8
 #define BW_NC_ENTRIES (1u << BW_NC_BITS)
@@ -54,7 +56,11 @@ struct bw_nc_entry {
 };
 _Static_assert(sizeof(struct bw_nc_entry) == 56, "bw_nc_entry size");
 
-/* Private to net.bpf.c's programs: nothing outside the kernel reads it. */
+/*
+ * Not pinned: each object that includes this has a table of its own
+ * (net.bpf.c's cgroup programs, sock.bpf.c's connected datagrams), and
+ * nothing outside the kernel reads it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, BW_NC_ENTRIES);
@@ -130,6 +136,58 @@ static __always_inline void bw_nc_keep(const struct bw_nc_query *q, __u32 policy
 	c = bpf_map_lookup_elem(&bw_counters, &policy);
 	if (c)
 		c->kept++;
+}
+
+/* The policy's verdict on q's endpoint, on a cache miss: what bw_net_check returns. */
+static __always_inline int bw_net_decide(const struct bw_nc_query *q, __u8 op, __u8 evop,
+					 __u8 proto, __u16 port, bool v6)
+{
+	struct bw_net_obj obj = {};
+	struct bw_net_key k = {};
+	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
+	struct bw_policy *pol;
+	__u16 rule;
+	__u8 verdict;
+	void *rules;
+	bool host;
+
+	cg = bw_governing_of(q->cgroup, &cg_copy);
+	if (!cg)
+		return 1;
+	pol = bw_policy_of(cg);
+	rules = bw_trie_of(&bw_net_rules, cg->policy);
+	if (!pol || !rules)
+		return 0;
+	__builtin_memcpy(k.addr, q->addr, sizeof(k.addr));
+	verdict = bw_net_verdict(pol, cg->policy, rules, &k, op, proto, port, &rule, &host);
+	if (verdict != BW_V_DENY) {
+		if (!host)
+			bw_nc_keep(q, cg->policy, cg->mode);
+		bw_opstat(cg->policy, evop, cg->mode, 1);
+		return 1;
+	}
+	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));
+	obj.port = port;
+	obj.family = v6 ? BW_FAM_IPV6 : BW_FAM_IPV4;
+	obj.proto = proto;
+	return !bw_net_outcome(q->cgroup, cg, pol, evop, rule, &obj).refuse;
+}
+
+/* q's verdict: kept, or decided by the policy (1 lets the call through). */
+static __always_inline int bw_net_query(struct bw_nc_query *q, __u8 op, __u8 evop, __u8 proto,
+					__u16 port, bool v6)
+{
+	__u32 policy;
+	__u8 mode;
+
+	/* Before anything the verdict is decided by is read: bpf/netcache.bpf.h. */
+	bw_nc_find(q);
+	if (bw_nc_hit(q, &policy, &mode)) {
+		bw_opstat(policy, evop, mode, 1);
+		return 1;
+	}
+	return bw_net_decide(q, op, evop, proto, port, v6);
 }
 
 #endif /* BW_NETCACHE_BPF_H */

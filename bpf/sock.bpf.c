@@ -23,6 +23,7 @@
 #include "path.bpf.h"
 #include "unix.bpf.h"
 #include "netrules.bpf.h"
+#include "netcache.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -240,4 +241,80 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 	    BPF_CORE_READ(sock, sk, __sk_common.skc_family) == AF_INET6 ? BW_FAM_IPV6 : BW_FAM_IPV4;
 	obj.proto = IPPROTO_UDP;
 	return bw_lsm_ret(bw_net_outcome(cgid, cg, pol, BW_OP_CONNECT, rule, &obj), -EPERM);
+}
+
+/*
+ * A connected UDP socket's datagrams name no destination, so no cgroup
+ * program sees them (sendmsg4/6 run for unconnected ones only), and the
+ * verdict of its connect() would hold for as long as the socket lives:
+ * across a swap to a profile that denies its peer (`attach --replace`, the
+ * daemon's update), or for a socket connected before its cgroup was
+ * governed. Each such datagram is decided here by the socket's peer, as an
+ * unconnected one to the same endpoint would be, through this object's
+ * network verdict cache, which a policy change invalidates (a repeat is one
+ * table lookup). TCP is not decided again: a connection, once made, lives
+ * on, as under a firewall that tracks connections (docs/enforcement.md).
+ */
+static __always_inline int bw_udp_peer_check(struct sock *sk)
+{
+	struct bw_nc_query q;
+	__u16 protocol, port;
+	bool v6;
+
+	if (!sk)
+		return 0;
+	protocol = BPF_CORE_READ(sk, sk_protocol);
+	if (protocol != IPPROTO_UDP && protocol != IPPROTO_UDPLITE)
+		return 0;
+	/* Not connected: the kernel refuses a datagram without an address. */
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_ESTABLISHED)
+		return 0;
+	q.cgroup = bw_current_cgroup();
+	if (!bw_may_govern(q.cgroup))
+		return 0;
+	port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	v6 = BPF_CORE_READ(sk, __sk_common.skc_family) == AF_INET6;
+	if (v6) {
+		BPF_CORE_READ_INTO(&q.addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	} else {
+		q.addr[0] = 0;
+		q.addr[1] = bpf_htonl(0xffff) | (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr) << 32;
+	}
+	q.tag = BW_NC_TAG(port, BW_NOP_CONNECT, IPPROTO_UDP);
+	return bw_net_query(&q, BW_NOP_SENDMSG, BW_OP_SENDMSG, IPPROTO_UDP, port, v6) ? 0 : -EPERM;
+}
+
+/*
+ * sendmsg, sendto, sendmmsg, write and io_uring sends without an address
+ * (or, on an IPv6 socket, with an AF_UNSPEC one): to the connected peer.
+ * Those with an address were decided by the cgroup sendmsg programs.
+ */
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(bw_udp_send, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+	struct sockaddr *name;
+
+	if (ret)
+		return ret;
+	name = msg->msg_name;
+	if (name && BPF_CORE_READ(name, sa_family) != AF_UNSPEC)
+		return 0;
+	return bw_udp_peer_check(sock->sk);
+}
+
+/*
+ * Kernels before 6.5 send spliced pages (splice(2), sendfile(2)) through
+ * the protocol's sendpage, which UDP does without socket_sendmsg; both
+ * calls ask file_permission first. Loaded only where proto_ops has a
+ * sendpage (user/loader.c): on later kernels every read and write would
+ * pay for nothing.
+ */
+SEC("lsm/file_permission")
+int BPF_PROG(bw_udp_splice, struct file *file, int mask, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(mask & MAY_WRITE) || (file->f_inode->i_mode & S_IFMT) != S_IFSOCK)
+		return 0;
+	return bw_udp_peer_check(BPF_CORE_READ((struct socket *)file->private_data, sk));
 }

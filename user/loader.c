@@ -142,12 +142,13 @@ static bool all_pinned(struct bpf_object *obj)
 /*
  * What the loader asks of the kernel's BTF, found in one pass over its
  * types: each LSM hook a BPF program can attach to is a function
- * bpf_lsm_HOOK (kept sorted, for bsearch), and kernels from 6.3 pass an
- * idmap first to inode_setattr (struct mnt_idmap). btf__find_by_name_kind
+ * bpf_lsm_HOOK (kept sorted, for bsearch), kernels from 6.3 pass an idmap
+ * first to inode_setattr (struct mnt_idmap), and kernels before 6.5 send
+ * spliced pages to a socket through proto_ops.sendpage. btf__find_by_name_kind
  * walks every type: once per program, that was most of a warm start.
  */
 static struct {
-	bool read, have_btf, idmap;
+	bool read, have_btf, idmap, sendpage;
 	const char **hooks; /* names after "bpf_lsm_", copied */
 	size_t nhooks;
 } kernel_facts;
@@ -178,6 +179,13 @@ static void kernel_facts_read(void)
 
 		if (btf_is_struct(t) && !strcmp(name, "mnt_idmap")) {
 			kernel_facts.idmap = true;
+		} else if (btf_is_struct(t) && !strcmp(name, "proto_ops")) {
+			const struct btf_member *m = btf_members(t);
+			__u16 i;
+
+			for (i = 0; i < btf_vlen(t); i++, m++)
+				if (!strcmp(btf__str_by_offset(btf, m->name_off), "sendpage"))
+					kernel_facts.sendpage = true;
 		} else if (btf_is_func(t) && !strncmp(name, "bpf_lsm_", 8)) {
 			if (kernel_facts.nhooks == cap) {
 				const char **more =
@@ -203,6 +211,13 @@ static bool kernel_has_idmap(void)
 	if (!kernel_facts.read)
 		kernel_facts_read();
 	return kernel_facts.idmap;
+}
+
+static bool kernel_has_sendpage(void)
+{
+	if (!kernel_facts.read)
+		kernel_facts_read();
+	return kernel_facts.sendpage;
 }
 
 static bool kernel_has_hook(const char *hook)
@@ -280,13 +295,20 @@ static void skip_missing_hooks(struct bpf_object *obj)
 	}
 }
 
-/* Only the inode_setattr program that matches this kernel's hook is loaded. */
-static void pick_setattr(struct bpf_object *obj)
+/*
+ * Only the inode_setattr program that matches this kernel's hook is loaded,
+ * and the splice check of connected datagrams only where splice passes
+ * sendpage (bpf/sock.bpf.c).
+ */
+static void pick_programs(struct bpf_object *obj)
 {
+	struct bpf_program *splice = bpf_object__find_program_by_name(obj, "bw_udp_splice");
 	struct bpf_program *with = bpf_object__find_program_by_name(obj, "bw_setattr_idmap");
 	struct bpf_program *without = bpf_object__find_program_by_name(obj, "bw_setattr_plain");
 	bool idmap;
 
+	if (splice)
+		bpf_program__set_autoload(splice, kernel_has_sendpage());
 	if (!with || !without)
 		return;
 	idmap = kernel_has_idmap();
@@ -309,7 +331,7 @@ static struct bpf_object *open_object(const struct bw_object *o)
 	elf = o->elf(&size);
 	obj = bpf_object__open_mem(elf, size, &opts);
 	if (obj) {
-		pick_setattr(obj);
+		pick_programs(obj);
 		skip_missing_hooks(obj);
 	}
 	return obj;

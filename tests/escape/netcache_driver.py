@@ -12,14 +12,20 @@ starting with "#"):
     phase               a new phase of the hammer; prints, as JSON, what the connects
                         started in the phase before met: {port: [through, eperm, other]}
     stop                stops the hammer
+    uconnect ADDR PORT  a UDP socket connected to ADDR:PORT, kept (the next is numbered 1 up)
+    usend K WAY         one datagram on kept socket K, by WAY: send, write, sendmsg (no
+                        address), sendmmsg (no address), sendfile or splice
 
 Counted by phase of their start, so that what a phase reports began after
 the command that opened it, whatever was in flight then.
 """
+import ctypes
 import errno
 import json
 import os
+import socket
 import sys
+import tempfile
 import threading
 import time
 
@@ -75,8 +81,60 @@ class Hammer:
             t.join()
 
 
+class MMsgHdr(ctypes.Structure):
+    """struct mmsghdr, its msghdr with no address: one buffer of iovecs."""
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+                ("iov", ctypes.c_void_p), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int), ("len", ctypes.c_uint)]
+
+
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def sendmmsg(fd, data):
+    buf = ctypes.create_string_buffer(data)
+    iov = IoVec(ctypes.cast(buf, ctypes.c_void_p), len(data))
+    hdr = MMsgHdr(None, 0, ctypes.cast(ctypes.pointer(iov), ctypes.c_void_p), 1, None, 0, 0, 0)
+    if LIBC.sendmmsg(fd, ctypes.byref(hdr), 1, 0) != 1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def udp_send(s, way):
+    """One datagram of one byte on connected socket s, the way named."""
+    if way == "send":
+        s.send(b"s")
+    elif way == "write":
+        os.write(s.fileno(), b"w")
+    elif way == "sendmsg":
+        s.sendmsg([b"m"])
+    elif way == "sendmmsg":
+        sendmmsg(s.fileno(), b"M")
+    elif way == "sendfile":
+        with tempfile.TemporaryFile() as f:
+            f.write(b"f")
+            f.flush()
+            os.sendfile(s.fileno(), f.fileno(), 0, 1)
+    elif way == "splice":
+        r, w = os.pipe()
+        try:
+            os.write(w, b"p")
+            os.splice(r, s.fileno(), 1)
+        finally:
+            os.close(r)
+            os.close(w)
+    else:
+        raise ValueError(way)
+
+
 def main():
     hammer = None
+    kept = []
     for line in sys.stdin:
         cmd = line.split()
         if not cmd:
@@ -91,6 +149,14 @@ def main():
             print("OK")
         elif cmd[0] == "phase":
             print(json.dumps(hammer.next_phase()))
+        elif cmd[0] == "uconnect":
+            s = socket.socket(socket.AF_INET6 if ":" in cmd[1] else socket.AF_INET,
+                              socket.SOCK_DGRAM)
+            out = attempt(lambda: s.connect((cmd[1], int(cmd[2]))))
+            kept.append(s)
+            print(out)
+        elif cmd[0] == "usend":
+            print(attempt(lambda: udp_send(kept[int(cmd[1]) - 1], cmd[2])))
         elif cmd[0] == "stop":
             hammer.stop()
             print("OK")

@@ -16,11 +16,13 @@ build host too (`make hosttest`).
 """
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
 
 from escape import (SCRATCH, ControlBroken, Failure, RouteOpen, check, check_eq, cgroup_root,
+                    lsm_active, skip,
                     denials, events, kept_of, main, profile, read, wait_for)
 from bwtest import Servers, attach, make_cgroup, remove_cgroup, stop
 
@@ -264,8 +266,111 @@ def test_kept_verdicts_of_two_sandboxes_on_one_cpu():
             sb.close()
 
 
+class Receivers:
+    """UDP sockets bound to 127.0.0.1:port and [::1]:port outside the
+    sandbox: what arrived is counted, by address family."""
+
+    def __init__(self, port):
+        self.socks = {}
+        for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+            s = socket.socket(fam, socket.SOCK_DGRAM)
+            if fam == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind((addr, port))
+            s.setblocking(False)
+            self.socks[addr] = s
+
+    def drain(self):
+        """{address: datagrams received since the last drain}."""
+        time.sleep(0.2)
+        got = {}
+        for addr, s in self.socks.items():
+            got[addr] = 0
+            while True:
+                try:
+                    s.recv(64)
+                    got[addr] += 1
+                except BlockingIOError:
+                    break
+        return got
+
+    def close(self):
+        for s in self.socks.values():
+            s.close()
+
+
+UDP_PORT = PORT + 6
+# Connected sockets: by IPv4, by IPv6, and an IPv6 socket by the IPv4-mapped
+# name (it reaches the IPv4 receiver; the event names 127.0.0.1).
+CONNECTED = (("127.0.0.1", "127.0.0.1"), ("::1", "::1"), ("::ffff:127.0.0.1", "127.0.0.1"))
+# Every way a datagram leaves a connected socket without an address; on
+# kernels before 6.5 sendfile and splice go through UDP's sendpage.
+WAYS = ("send", "write", "sendmsg", "sendmmsg", "sendfile", "splice")
+
+
+def test_connected_udp_after_the_profile_is_replaced():
+    """UDP sockets connected while the profile allowed their peer (IPv4,
+    IPv6, IPv4-mapped) send by every way without an address (send, write,
+    sendmsg, sendmmsg, sendfile, splice); then `attach --replace` puts a
+    profile in force that denies the peer: each way is refused with EPERM,
+    nothing arrives, and one deny event (op sendmsg) names the peer per
+    refusal. The control replaces the profile with a permissive one: every
+    datagram arrives. Needs BPF LSM (no cgroup program sees these
+    datagrams)."""
+    if not lsm_active():
+        skip("connected datagrams are decided by BPF LSM (socket_sendmsg)")
+    allow = profile(OPEN + "default deny net\nallow net connect udp localhost:%d\n" % UDP_PORT,
+                    name="allow")
+    forbid = profile(OPEN + "default deny net\nallow net connect udp localhost:%d\n"
+                     % (UDP_PORT + 1), name="forbid")
+    rx = Receivers(UDP_PORT)
+    try:
+        for then in (forbid, profile(PERMISSIVE, name="permissive")):
+            sb = Sandbox(allow)
+            try:
+                for addr, _ in CONNECTED:
+                    check_eq(sb.ask("uconnect %s %d" % (addr, UDP_PORT))[0], "OK",
+                             "connect of a UDP socket to %s under the allowing profile" % addr)
+                for k, (addr, to) in enumerate(CONNECTED, 1):
+                    for way in WAYS:
+                        check_eq(sb.ask("usend %d %s" % (k, way))[0], "OK",
+                                 "%s to %s under the allowing profile" % (way, addr))
+                    check_eq(rx.drain()[to], len(WAYS), "datagrams from the socket connected "
+                             "to %s that arrived under the allowing profile" % addr)
+                sb.replace(then)
+                for k, (addr, to) in enumerate(CONNECTED, 1):
+                    outs = {way: sb.ask("usend %d %s" % (k, way))[0] for way in WAYS}
+                    arrived = rx.drain()[to]
+                    what = "datagrams on the socket connected to %s after the replace" % addr
+                    if then != forbid:
+                        if outs != {w: "OK" for w in WAYS} or arrived != len(WAYS):
+                            raise ControlBroken("%s, the control: %r, %d arrived"
+                                                % (what, outs, arrived))
+                        continue
+                    if arrived or "OK" in outs.values():
+                        raise RouteOpen("%s: %d arrived; the sends said %r" % (what, arrived, outs))
+                    check_eq(outs, {w: "ERR EPERM" for w in WAYS}, what)
+                if then == forbid:
+                    def named(to):
+                        return [e for e in denials(events(sb.current_log))
+                                if e.get("op") == "sendmsg" and e.get("addr") == to and
+                                e.get("port") == UDP_PORT]
+                    for to in ("127.0.0.1", "::1"):
+                        n = len(WAYS) * sum(1 for _, t in CONNECTED if t == to)
+                        wait_for(lambda: len(named(to)) >= n, timeout=30,
+                                 what="the deny events naming %s" % to)
+                        check_eq(len(named(to)), n, "deny events naming %s" % to)
+                else:
+                    check_eq(denials(events(sb.current_log)), [], "deny events of the control")
+            finally:
+                sb.close()
+    finally:
+        rx.close()
+
+
 TESTS = [
     test_kept_connect_after_the_profile_is_replaced,
+    test_connected_udp_after_the_profile_is_replaced,
     test_replace_race_against_kept_connects,
     test_kept_verdicts_of_two_sandboxes_on_one_cpu,
 ]
