@@ -151,34 +151,42 @@ struct bw_host_event {
 };
 
 /*
- * The host rule's verdict on op, asked for by name (a kernel string: a
+ * A deny verdict by rule on op, asked for by name (a kernel string: a
  * capability's, a module's, a perf event's scope): refused with err in
- * enforce mode, audited in audit and learn mode (bw_deny_outcome), with an
- * event. A slot that is gone refuses.
+ * enforce mode; in audit mode, and in learn mode for the host's rule,
+ * audited; learned when no profile rule decided (bw_deny_outcome). One event.
  */
-static __always_inline int bw_host_deny(__u64 cgid, const struct bw_cgroup *cg, __u8 op,
-					const char *name, int err)
+static __always_inline int bw_named_deny(__u64 cgid, const struct bw_cgroup *cg,
+					 const struct bw_policy *pol, __u16 rule, __u8 op,
+					 const char *name, int err)
 {
 	struct bw_learn_key id = {};
 	struct bw_host_event *e;
-	struct bw_policy *pol;
 	struct bw_outcome o;
 	long len;
 
-	pol = bw_policy_of(cg);
-	if (!pol)
-		return err;
-	o = bw_deny_outcome(cgid, cg, pol, BW_RULE_HOST, op, 0, 0, &id);
+	o = bw_deny_outcome(cgid, cg, pol, rule, op, 0, 0, &id);
 	if (!o.type)
 		return bw_lsm_ret(o, err);
 	e = bw_event_reserve(cg->policy, sizeof(*e));
 	if (!e)
 		return bw_lsm_ret(o, err);
-	bw_event_head(&e->ev, cgid, cg->policy, o, op, 0, BW_RULE_HOST, 0);
+	bw_event_head(&e->ev, cgid, cg->policy, o, op, 0, rule, 0);
 	len = bpf_probe_read_kernel_str(e->name, sizeof(e->name), name);
 	e->ev.path_len = len > 0 ? len - 1 : 0;
 	bpf_ringbuf_submit(e, 0);
 	return bw_lsm_ret(o, err);
+}
+
+/* The host rule's verdict on op, asked for by name. A slot that is gone refuses. */
+static __always_inline int bw_host_deny(__u64 cgid, const struct bw_cgroup *cg, __u8 op,
+					const char *name, int err)
+{
+	struct bw_policy *pol = bw_policy_of(cg);
+
+	if (!pol)
+		return err;
+	return bw_named_deny(cgid, cg, pol, BW_RULE_HOST, op, name, err);
 }
 
 #endif /* BW_HOST_BPF_H */

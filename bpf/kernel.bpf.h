@@ -52,6 +52,7 @@
 #define CAP_SYS_CHROOT 18
 #define CAP_SYS_ADMIN  21
 #define CAP_SYS_BOOT   22
+#define CAP_NET_ADMIN  12
 /* include/linux/security.h: capable()'s options */
 #define CAP_OPT_NOAUDIT 0x2
 

@@ -392,6 +392,50 @@ static __always_inline int bw_host_cap(int cap, unsigned int opts)
 			    -EPERM);
 }
 
+/*
+ * CAP_NET_ADMIN of a process that holds the host's privileges (its
+ * credentials are of the initial user namespace): routes, addresses,
+ * interfaces, tc and netfilter of the host's network namespace (and, from
+ * there, of every network namespace the host owns). A tc or nftables rule
+ * rewrites an allowed destination into a denied one after the connect
+ * programs decided, so it is refused unless `allow net admin`, whatever the
+ * net default says. A process in a user namespace of its own (a rootless
+ * container, unshare -Urn) holds the privilege only over network
+ * namespaces of that user namespace: not decided. The credentials may be
+ * another's (netlink asks with the socket opener's): a governed caller
+ * using them is decided all the same.
+ */
+static __always_inline int bw_net_admin(const struct cred *cred, unsigned int opts)
+{
+	static const char netadmin[] = "CAP_NET_ADMIN";
+	union bw_cgroup_copy cg_copy;
+	struct bw_policy *pol;
+	struct bw_cgroup *cg;
+	__u64 cgid;
+
+	if (BPF_CORE_READ(cred, user_ns, level))
+		return 0;
+	cg = bw_governing(&cgid, &cg_copy);
+	if (!cg)
+		return 0;
+	pol = bw_policy_of(cg);
+	if (!pol)
+		return -EPERM;
+	if (pol->net_admin == BW_V_ALLOW)
+		return 0;
+	/*
+	 * Only asked (CAP_OPT_NOAUDIT): refused silently where a refusal would
+	 * be, in enforce mode and, by a deny rule, in learn mode.
+	 */
+	if (opts & CAP_OPT_NOAUDIT) {
+		if (cg->mode == BW_MODE_LEARN && pol->net_admin == BW_V_DENY)
+			return -EPERM;
+		return cg->mode == BW_MODE_ENFORCE ? -EPERM : 0;
+	}
+	return bw_named_deny(cgid, cg, pol, pol->net_admin ? pol->net_admin_rule : 0,
+			     BW_OP_CAPABLE, netadmin, -EPERM);
+}
+
 SEC("lsm/capable")
 int BPF_PROG(bw_capable, const struct cred *cred, struct user_namespace *ns, int cap,
 	     unsigned int opts, int ret)
@@ -403,8 +447,15 @@ int BPF_PROG(bw_capable, const struct cred *cred, struct user_namespace *ns, int
 	if (ret)
 		return ret;
 	if (cap != CAP_SYS_ADMIN && cap != CAP_SYS_CHROOT && cap != CAP_SYS_RAWIO &&
-	    cap != CAP_SYS_MODULE && cap != CAP_SYS_BOOT)
+	    cap != CAP_SYS_MODULE && cap != CAP_SYS_BOOT && cap != CAP_NET_ADMIN)
 		return 0;
+	/*
+	 * Netlink asks with the credentials the socket was opened with (a
+	 * governed process may hold one from before a change of its own): the
+	 * caller is the process sending the request, whose they are not.
+	 */
+	if (cap == CAP_NET_ADMIN)
+		return bw_net_admin(cred, opts);
 	/* Only the task's own privilege (has_capability() asks about others too). */
 	task = bpf_get_current_task_btf();
 	if (cred != task->cred)

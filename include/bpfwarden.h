@@ -171,7 +171,13 @@ struct bw_policy {
 	__u16 exec_memfd_rule;
 	__u16 net_raw_rule;
 	__u8 net_raw; /* enum bw_verdict of `net raw` rules; NONE: default_net decides */
-	__u8 pad[3];
+	/*
+	 * `net admin` rules: enum bw_verdict, NONE refused like DENY (no default
+	 * allows it) but learnable; where a pad was, so that entries written
+	 * before it existed read as "no rule".
+	 */
+	__u8 net_admin;
+	__u16 net_admin_rule;
 	__u32 owner_pid;  /* agent that streams this slot's events */
 	__u32 event_rate; /* deny/audit events per cgroup and second; 0: no limit */
 	__u32 learn_gen;  /* new for every installed profile: what a learn session has seen */

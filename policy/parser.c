@@ -346,11 +346,14 @@ static int rule_net(struct fctx *fc, struct bw_rule *r, const struct bw_token *c
 	struct bw_net_err nerr;
 	bool ok = true;
 
-	if (!take(fc, cat, "missing operation: expected connect, bind or raw", &op))
+	if (!take(fc, cat, "missing operation: expected connect, bind, raw or admin", &op))
 		return -1;
-	if (tok_is(&op, "raw")) {
-		/* Raw IP and packet sockets: the rule names no protocol or address. */
-		r->net.op = BW_NET_RAW;
+	if (tok_is(&op, "raw") || tok_is(&op, "admin")) {
+		/*
+		 * Raw IP and packet sockets, or the host's network configuration:
+		 * the rule names no protocol or address.
+		 */
+		r->net.op = tok_is(&op, "raw") ? BW_NET_RAW : BW_NET_ADMIN;
 		store_rule(fc, r);
 		return 0;
 	}
@@ -359,7 +362,7 @@ static int rule_net(struct fctx *fc, struct bw_rule *r, const struct bw_token *c
 	} else if (tok_is(&op, "bind")) {
 		r->net.op = BW_NET_BIND;
 	} else {
-		error_at(fc, &op, "bad net operation '%s': expected connect, bind or raw",
+		error_at(fc, &op, "bad net operation '%s': expected connect, bind, raw or admin",
 			 show(q, &op));
 		ok = false;
 	}

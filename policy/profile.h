@@ -35,8 +35,12 @@
  */
 enum bw_cat { BW_CAT_FILE = 0, BW_CAT_EXEC, BW_CAT_NET, BW_CAT_COUNT, BW_CAT_NS = BW_CAT_COUNT };
 
-/* BW_NET_RAW: `allow|deny net raw`, raw IP and packet sockets (no protocol, no address). */
-enum bw_net_op { BW_NET_CONNECT = 1, BW_NET_BIND, BW_NET_RAW };
+/*
+ * BW_NET_RAW: `allow|deny net raw`, raw IP and packet sockets; BW_NET_ADMIN:
+ * `allow|deny net admin`, the network configuration (CAP_NET_ADMIN of the
+ * host's user namespace). Neither names a protocol or an address.
+ */
+enum bw_net_op { BW_NET_CONNECT = 1, BW_NET_BIND, BW_NET_RAW, BW_NET_ADMIN };
 enum bw_net_proto { BW_NET_TCP = 1, BW_NET_UDP, BW_NET_UNIX };
 
 /* Where a rule or a diagnostic comes from: the file (after include) and line. */

@@ -377,7 +377,7 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 		uint8_t addr[16] = {0};
 		__u16 id = (__u16)(i + 1);
 
-		if (r->cat != BW_CAT_NET || r->net.op == BW_NET_RAW)
+		if (r->cat != BW_CAT_NET || r->net.op == BW_NET_RAW || r->net.op == BW_NET_ADMIN)
 			continue;
 		if (r->net.proto == BW_NET_UNIX) {
 			ret = unix_add(c, r, id);
@@ -471,7 +471,7 @@ const struct bw_port_range *bw_net_lookup(const struct bw_compiled *c, int op, i
 }
 
 /*
- * A rule on an object that has no path or address (`net raw`, `mount`,
+ * A rule on an object that has no path or address (`net raw`, `net admin`, `mount`,
  * `chroot`, `userns`): deny wins, else the first rule; rule ids are 1 + index.
  */
 static void one_object(__u8 *verdict, __u16 *rule, const struct bw_rule *r, size_t i)
@@ -498,6 +498,8 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 
 		if (r->cat == BW_CAT_NET && r->net.op == BW_NET_RAW)
 			one_object(&out->policy.net_raw, &out->policy.net_raw_rule, r, i);
+		if (r->cat == BW_CAT_NET && r->net.op == BW_NET_ADMIN)
+			one_object(&out->policy.net_admin, &out->policy.net_admin_rule, r, i);
 		if (r->cat == BW_CAT_NS && r->ns.what < BW_NS_COUNT)
 			one_object(&out->policy.ns[r->ns.what],
 				   r->ns.what == BW_NS_CGROUP ? &out->policy.cgroup_rule

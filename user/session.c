@@ -202,8 +202,8 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 		 s->net_only ? "; no BPF LSM on this kernel: tcp and udp rules only, and packet "
 			       "and unix sockets are not refused, nor are other socket families, "
 			       "UDP-Lite connects, datagrams of sockets connected before a profile "
-			       "change, mounts, chroot, new user namespaces and moves out of the "
-			       "governed cgroup"
+			       "change, the host's network configuration, mounts, chroot, new user "
+			       "namespaces and moves out of the governed cgroup"
 			     : "",
 		 s->slot.link_scan_incomplete
 		     ? "; the hard-link scan of denied directories stopped at its bound: other "

@@ -16,7 +16,17 @@ or "ERR <errno name>" (escape.py). Steps that only prepare print nothing.
     tcpbind:ADDR:PORT   bind a TCP socket to ADDR:PORT and listen, then
                         connect to it over IPv4 loopback (what a dual-stack
                         [::] listener accepts)
+    nladdr:ADDR         add ADDR/32 to lo by an rtnetlink request of our own
+    nlheld:ADDR         the same on a netlink socket opened before a change of
+                        credentials (setgroups): the kernel asks with the opener's
+    mtu:IFACE           set IFACE's MTU to what it is (SIOCSIFMTU)
+    tc:IFACE            tc qdisc add dev IFACE root pfifo (the tc program; a qdisc
+                        built into the kernel)
+    userns:IFACE        in a new user and network namespace of our own, set its
+                        IFACE up (SIOCSIFFLAGS)
 """
+import ctypes
+import fcntl
 import errno
 import os
 import socket
@@ -92,6 +102,64 @@ def tcpbind(a, p):
             pass
 
 
+RTM_NEWADDR, NLM_F_REQUEST, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL = 20, 1, 4, 0x400, 0x200
+IFA_LOCAL, IFA_ADDRESS = 2, 1
+SIOCGIFMTU, SIOCSIFMTU, SIOCGIFFLAGS, SIOCSIFFLAGS = 0x8921, 0x8922, 0x8913, 0x8914
+
+
+def nl_newaddr(s, addr):
+    """RTM_NEWADDR of addr/32 on lo on netlink socket s; the kernel's answer as an errno."""
+    ip = socket.inet_aton(addr)
+    attrs = b"".join(struct.pack("HH", 8, t) + ip for t in (IFA_LOCAL, IFA_ADDRESS))
+    body = struct.pack("BBBBI", socket.AF_INET, 32, 0, 0, socket.if_nametoindex("lo")) + attrs
+    flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL
+    s.send(struct.pack("IHHII", 16 + len(body), RTM_NEWADDR, flags, 1, 0) + body)
+    ack = s.recv(4096)
+    err = struct.unpack_from("i", ack, 16)[0]
+    if err:
+        raise OSError(-err, os.strerror(-err))
+
+
+def nladdr(addr):
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as s:
+        nl_newaddr(s, addr)
+
+
+def nlheld(addr):
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as s:
+        os.setgroups(os.getgroups())  # new credentials, the same privileges
+        nl_newaddr(s, addr)
+
+
+def mtu(iface):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        req = struct.pack("16si", iface.encode(), 0)
+        cur = struct.unpack_from("i", fcntl.ioctl(s, SIOCGIFMTU, req), 16)[0]
+        fcntl.ioctl(s, SIOCSIFMTU, struct.pack("16si", iface.encode(), cur))
+
+
+def tc(iface):
+    r = subprocess.run(["tc", "qdisc", "add", "dev", iface, "root", "pfifo"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        e = errno.EPERM if "Operation not permitted" in r.stderr else errno.EIO
+        raise OSError(e, "tc: " + r.stderr.strip())
+
+
+def userns(iface):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x10000000 | 0x40000000):  # CLONE_NEWUSER | CLONE_NEWNET
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        req = struct.pack("16sH", iface.encode(), 0)
+        flags = struct.unpack_from("H", fcntl.ioctl(s, SIOCGIFFLAGS, req), 16)[0]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH", iface.encode(), flags | 1))
+
+
+NAMED_OPS = {"nladdr": nladdr, "nlheld": nlheld, "mtu": mtu, "tc": tc, "userns": userns}
+
+
 def attempt(fn, *args):
     try:
         fn(*args)
@@ -117,6 +185,8 @@ for spec in sys.argv[1:]:
         out = attempt(family, rest)
     elif kind == "unixbind":
         out = attempt(unixbind, rest)
+    elif kind in NAMED_OPS:
+        out = attempt(NAMED_OPS[kind], rest)
     else:
         addr, port = rest.rsplit(":", 1)
         out = attempt(ADDR_OPS[kind], addr.strip("[]"), int(port))

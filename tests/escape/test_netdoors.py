@@ -26,7 +26,8 @@ DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netdoor.py")
 PY = "/usr/bin/python3"
 OPEN = "default allow file\ndefault allow exec\n"
 PORT = 19390
-ALLOW_ALL = OPEN + "default allow net\n"
+# `net admin`: root in the sandbox adds addresses to lo in some routes.
+ALLOW_ALL = OPEN + "default allow net\nallow net admin\n"
 PING_RANGE = "/proc/sys/net/ipv4/ping_group_range"
 
 
@@ -199,8 +200,8 @@ def bracket(a):
     return "[%s]" % a if ":" in a else a
 
 
-FORBID_LOCAL = OPEN + "default allow net\ndeny net connect tcp localhost:%d\n" \
-    "deny net connect udp localhost:%d\n" % (PORT, PORT)
+FORBID_LOCAL = OPEN + "default allow net\nallow net admin\n" \
+    "deny net connect tcp localhost:%d\ndeny net connect udp localhost:%d\n" % (PORT, PORT)
 
 
 def test_local_host_by_its_interface_addresses():
@@ -258,7 +259,8 @@ def test_local_host_by_an_address_added_in_the_sandbox():
               not denials(r.events), "removed, they are not the local host any more: %r, "
               "events %r" % (r.stdout, denials(r.events)))
         # An allow for the local host lets its other addresses through a default deny.
-        allow = profile(OPEN + "default deny net\nallow net connect tcp localhost:%d\n" % PORT)
+        allow = profile(OPEN + "default deny net\nallow net admin\n"
+                        "allow net connect tcp localhost:%d\n" % PORT)
         r = door(allow, "addaddr:" + LOCAL4 + "/32", "tcp:%s:%d" % (LOCAL4, PORT))
         check_eq(r.stdout.split(), ["OK"], "allowed local host by another address (%s, %r)"
                  % (r.stderr.strip(), denials(r.events)))
@@ -402,6 +404,68 @@ def test_unix_socket_renamed_away_from_its_rule():
         t.join()
 
 
+NETCONF = "10.213.8.1"
+
+
+def undo_netconf():
+    ip("addr", "del", NETCONF + "/32", "dev", "lo", check_rc=False)
+    subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], capture_output=True)
+
+
+def test_network_configuration_of_the_host():
+    """Root in a sandbox under `default allow` changes the host's network:
+    an address added by an rtnetlink request of its own, the same on a
+    netlink socket opened before its credentials changed (the kernel asks
+    with the opener's), lo's MTU set by ioctl, and a tc qdisc on lo (where
+    a tc rule would rewrite an allowed port into a denied one after the
+    connect programs decided). Without `allow net admin` each is refused
+    with EPERM, one deny event naming CAP_NET_ADMIN, and nothing changed;
+    with it (the control) each gets through. A process in a user and
+    network namespace of its own sets its lo up under the first profile:
+    its own network is not the host's. Learn mode writes `allow net
+    admin`."""
+    if not lsm_active():
+        skip("the network configuration is decided by BPF LSM (capable)")
+    attempts = (("nladdr:" + NETCONF, "an rtnetlink address"),
+                ("nlheld:" + NETCONF, "an rtnetlink address, the socket older than the creds"),
+                ("mtu:lo", "lo's MTU by ioctl"), ("tc:lo", "a tc qdisc on lo"))
+    forbid = profile("default allow\nallow userns\n", name="no-netadmin")
+    control = profile("default allow\nallow net admin\n", name="netadmin")
+    undo_netconf()
+    try:
+        for step, what in attempts:
+            r = door(forbid, step)
+            check_eq(outcomes(r, 1, what), ["ERR EPERM"], what + " without `allow net admin`")
+            named = [e for e in denials(r.events) if e.get("op") == "capability" and
+                     e.get("capability") == "CAP_NET_ADMIN"]
+            check_eq(len(named), 1, what + ": deny events naming CAP_NET_ADMIN (%r)"
+                     % denials(r.events))
+            check_eq(named[0]["rule"], "default", what + ": the rule")
+            check(NETCONF not in ip("addr", "show", "dev", "lo").stdout,
+                  what + ": the address was added")
+            check("pfifo" not in subprocess.run(["tc", "qdisc", "show", "dev", "lo"],
+                                                capture_output=True, text=True).stdout,
+                  what + ": the qdisc was added")
+            r = door(control, step)
+            got = outcomes(r, 1, what + ", the control")
+            check(got == ["OK"] and not denials(r.events), "%s: the control must get through: "
+                  "%r (stderr %s, deny events %r)" % (what, got, r.stderr.strip(),
+                                                      denials(r.events)))
+            undo_netconf()
+        r = door(forbid, "userns:lo")
+        check(outcomes(r, 1, "its own namespace") == ["OK"] and not denials(r.events),
+              "lo of a network namespace of its own: %r (stderr %s, deny events %r)"
+              % (r.stdout, r.stderr.strip(), denials(r.events)))
+        out = os.path.join(SCRATCH, "netadmin-learned.profile")
+        r = run(profile("default allow\n", name="learn-netadmin"), [PY, DRIVER, "mtu:lo"],
+                mode="learn", extra=["--output", out])
+        check_eq(outcomes(r, 1, "mtu in learn mode"), ["OK"], "lo's MTU in learn mode")
+        check("allow net admin" in open(out).read().splitlines(),
+              "the learned profile allows the network configuration:\n" + open(out).read())
+    finally:
+        undo_netconf()
+
+
 TESTS = [
     test_udplite_datagram_meets_udp_rules,
     test_udplite_connect_meets_udp_rules,
@@ -414,6 +478,7 @@ TESTS = [
     test_dual_stack_bind_is_an_ipv4_bind_too,
     test_unix_bind_every_spelling,
     test_unix_socket_renamed_away_from_its_rule,
+    test_network_configuration_of_the_host,
 ]
 
 if __name__ == "__main__":

@@ -197,6 +197,9 @@ static const struct example {
      1073, .path = "net-pf-38"},
     {"the host: perf on a whole CPU", BW_EV_AUDIT, BW_MODE_AUDIT, BW_OP_PERF, 0, 0, BW_RULE_HOST,
      1110, "perf", "/usr/bin/perf", "cpu"},
+    /* The host's network configuration: decided by `net admin` rules, else refused. */
+    {"the host's network configuration", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CAPABLE, 0, 0, 0, 1147,
+     "tc", "/usr/sbin/tc", "CAP_NET_ADMIN"},
     {"lost: throttled", .agent_line = ex_lost_throttled},
     {"lost: ring buffer", .agent_line = ex_lost_ring},
     {"agent", .agent_line = ex_agent},

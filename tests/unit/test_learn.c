@@ -43,8 +43,10 @@ START_TEST(round_trip_every_kind)
 	add_unix(s, BW_NET_CONNECT, "@abstract", "/usr/bin/python3.11");
 	{
 		struct bw_learned raw = {.cat = BW_CAT_NET, .net_op = BW_NET_RAW};
+		struct bw_learned admin = {.cat = BW_CAT_NET, .net_op = BW_NET_ADMIN};
 
 		ck_assert_int_eq(bw_learn_add(s, &raw), 0);
+		ck_assert_int_eq(bw_learn_add(s, &admin), 0);
 	}
 	l = gen_load(s, &o);
 	ck_assert_str_eq(l.p->name, "job");
@@ -57,6 +59,7 @@ START_TEST(round_trip_every_kind)
 	expect_line(l.text, "allow net connect unix /run/app.sock");
 	expect_line(l.text, "allow net connect unix @abstract");
 	expect_line(l.text, "allow net raw");
+	expect_line(l.text, "allow net admin");
 	expect_line(l.text, "allow exec /usr/bin/true");
 
 	/* Everything learned is allowed. */
@@ -71,6 +74,7 @@ START_TEST(round_trip_every_kind)
 	ck_assert(unix_ok(&l, BW_NET_CONNECT, "/run/app.sock"));
 	ck_assert(unix_ok(&l, BW_NET_CONNECT, "@abstract"));
 	ck_assert_int_eq(l.c.policy.net_raw, BW_V_ALLOW);
+	ck_assert_int_eq(l.c.policy.net_admin, BW_V_ALLOW);
 
 	/* Nothing else: a sibling, more access, another program, port, address, protocol. */
 	ck_assert(!file_ok(&l, "/srv/app/b.json", R));

@@ -305,12 +305,12 @@ START_TEST(structure_errors)
 	static const char *const msgs2[] = {"bad address '300.0.0.1'", "bad port '99999'"};
 	static const int cols3[] = {11, 29};
 	static const char *const msgs3[] = {
-	    "bad net operation 'listen': expected connect, bind or raw", "missing ':PORT'"};
+	    "bad net operation 'listen': expected connect, bind, raw or admin", "missing ':PORT'"};
 
 	/* address and ports are checked apart */
 	errors("allow net connect tcp 300.0.0.1:99999", 2, cols2, msgs2);
 	errors("allow net listen tcp 1.2.3.4", 2, cols3, msgs3);
-	one_error("allow net", 10, "missing operation: expected connect, bind or raw");
+	one_error("allow net", 10, "missing operation: expected connect, bind, raw or admin");
 	one_error("allow net connect", 18, "missing protocol: expected tcp, udp or unix");
 	one_error("allow net connect sctp 1.2.3.4:1", 19,
 		  "bad protocol 'sctp': expected tcp, udp or unix");
@@ -332,6 +332,22 @@ START_TEST(net_raw_rules)
 	ck_assert_int_eq(p->rules[0].net.op, BW_NET_RAW);
 	ck_assert_int_eq(p->rules[1].verdict, BW_V_DENY);
 	bw_profile_free(p);
+	bw_diags_free(&d);
+	text = "profile t\nallow net admin\ndeny net admin\n";
+	p = NULL;
+	ck_assert_int_eq(bw_profile_parse_string("t.profile", text, strlen(text), NULL, &p, &d), 0);
+	ck_assert_uint_eq(p->nrules, 2);
+	ck_assert_int_eq(p->rules[0].net.op, BW_NET_ADMIN);
+	ck_assert_int_eq(p->rules[0].verdict, BW_V_ALLOW);
+	ck_assert_int_eq(p->rules[1].net.op, BW_NET_ADMIN);
+	ck_assert_int_eq(p->rules[1].verdict, BW_V_DENY);
+	bw_profile_free(p);
+	bw_diags_free(&d);
+	text = "profile t\nallow net admin lo\n";
+	p = NULL;
+	ck_assert_int_eq(bw_profile_parse_string("t.profile", text, strlen(text), NULL, &p, &d),
+			 -EINVAL);
+	ck_assert_uint_eq(d.nerrors, 1);
 	bw_diags_free(&d);
 	text = "profile t\nallow net raw tcp\n";
 	p = NULL;

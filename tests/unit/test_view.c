@@ -114,6 +114,15 @@ START_TEST(compiled)
 	ck_assert_uint_eq(c.nfiles + c.nexecs + c.nnets + c.nunixes + c.npins, 0);
 	ck_assert_uint_eq(c.policy.net_raw, BW_V_ALLOW);
 	ck_assert_uint_eq(c.policy.net_raw_rule, 4);
+	/* `net admin`: no rule, refused like deny (the net default does not decide it) */
+	ck_assert_uint_eq(c.policy.net_admin, BW_V_NONE);
+	ck_assert_uint_eq(c.policy.net_admin_rule, 0);
+	bw_compiled_free(&c);
+
+	compile_text("profile p\ndefault allow\nallow net admin\ndeny net admin\n", &c);
+	ck_assert_uint_eq(c.policy.net_admin, BW_V_DENY);
+	ck_assert_uint_eq(c.policy.net_admin_rule, 2);
+	ck_assert_uint_eq(c.nnets, 0);
 	bw_compiled_free(&c);
 
 	/* `cgroup` is decided alike; its rule is kept apart (bw_ns_rule) */

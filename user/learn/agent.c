@@ -53,6 +53,15 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 		l.cat = BW_CAT_EXEC;
 		l.access = ev->op == BW_OP_EXEC ? BW_ACC_X : BW_ACC_M;
 		break;
+	case BW_OP_CAPABLE:
+		/* Only one privilege is the profile's to allow: `net admin`. */
+		if (ev->path_len != sizeof("CAP_NET_ADMIN") - 1 ||
+		    memcmp(path, "CAP_NET_ADMIN", ev->path_len))
+			return;
+		l.cat = BW_CAT_NET;
+		l.net_op = BW_NET_ADMIN;
+		bw_learn_add(ctx, &l);
+		return;
 	case BW_OP_RECEIVE_SOCKET:
 		/* Only a raw or packet socket has a rule to allow it: `net raw`. */
 		if (ev->path_len < sizeof(o))

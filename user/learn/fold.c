@@ -133,6 +133,10 @@ static void decide(const struct bw_compiled *c, const struct bw_lobj *o, struct 
 		decide_one(v, c->policy.net_raw, c->policy.net_raw_rule);
 		return;
 	}
+	if (o->op == BW_NET_ADMIN) {
+		decide_one(v, c->policy.net_admin, c->policy.net_admin_rule);
+		return;
+	}
 	if (o->proto == BW_NET_UNIX) {
 		for (size_t i = 0; i < c->nunixes; i++) {
 			const struct bw_unix_entry *u = &c->unixes[i];

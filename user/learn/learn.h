@@ -27,8 +27,8 @@ struct bw_learned {
 				  BW_ACC_X run (also 0), BW_ACC_M mapped executable */
 	const char *path;      /* file and exec: absolute path as seen by the process;
 				  exec: NULL or "" is a program run from a memfd */
-	int net_op;	       /* BW_NET_CONNECT (sendmsg too), BW_NET_BIND, BW_NET_RAW */
-	int proto;	       /* BW_NET_TCP, BW_NET_UDP, BW_NET_UNIX (unused for raw) */
+	int net_op;	       /* BW_NET_CONNECT (sendmsg too), BW_NET_BIND, BW_NET_RAW, BW_NET_ADMIN */
+	int proto;	       /* BW_NET_TCP, BW_NET_UDP, BW_NET_UNIX (unused for raw, admin) */
 	int family;	       /* 4 or 6: the socket's */
 	uint8_t addr[16];      /* IPv6 form; IPv4 as ::ffff:a.b.c.d */
 	uint16_t port;	       /* host order */

@@ -258,7 +258,7 @@ static int obj_ptr_cmp_net(const void *a, const void *b)
 
 	if (x->op != y->op)
 		return x->op < y->op ? -1 : 1;
-	if (x->op == BW_NET_RAW)
+	if (x->op == BW_NET_RAW || x->op == BW_NET_ADMIN)
 		return 0;
 	if (x->proto != y->proto)
 		return x->proto < y->proto ? -1 : 1;
@@ -326,18 +326,20 @@ static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 		    bw_learn_path_problem(o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf)));
 }
 
-/* A net rule: raw sockets, a unix name, or an address and a port. */
+/* A net rule: raw sockets, the network configuration, a unix name, or an address and a port. */
 static void put_net(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 		    const struct bw_ostate *st)
 {
 	char buf[INET6_ADDRSTRLEN + 16], rule[128], pbuf[160];
 	const char *op = o->op == BW_NET_BIND ? "bind" : "connect";
 
-	if (o->op == BW_NET_RAW) {
+	if (o->op == BW_NET_RAW || o->op == BW_NET_ADMIN) {
+		const char *one = o->op == BW_NET_RAW ? "allow net raw" : "allow net admin";
+
 		if (st->blocked)
-			put_blocked(f, w, st, "allow net raw", "", "");
+			put_blocked(f, w, st, one, "", "");
 		else
-			fputs("allow net raw\n", f);
+			fprintf(f, "%s\n", one);
 		return;
 	}
 	if (o->proto == BW_NET_UNIX) {

@@ -200,7 +200,7 @@ static int make_obj(const struct bw_learned *l, struct bw_lobj *o)
 		break;
 	case BW_CAT_NET:
 		o->op = l->net_op;
-		if (l->net_op == BW_NET_RAW)
+		if (l->net_op == BW_NET_RAW || l->net_op == BW_NET_ADMIN)
 			break;
 		if (l->net_op != BW_NET_CONNECT && l->net_op != BW_NET_BIND)
 			return -EINVAL;
@@ -258,10 +258,13 @@ static int make_obj(const struct bw_learned *l, struct bw_lobj *o)
 		*k++ = (char)o->op;
 		break;
 	default:
-		*k++ = o->op == BW_NET_RAW ? 'R' : o->proto == BW_NET_UNIX ? 'U' : 'N';
+		*k++ = o->op == BW_NET_RAW     ? 'R'
+		       : o->op == BW_NET_ADMIN ? 'A'
+		       : o->proto == BW_NET_UNIX ? 'U'
+						 : 'N';
 		*k++ = (char)o->op;
 		*k++ = (char)o->proto;
-		if (o->op != BW_NET_RAW && o->proto != BW_NET_UNIX) {
+		if (o->op != BW_NET_RAW && o->op != BW_NET_ADMIN && o->proto != BW_NET_UNIX) {
 			memcpy(k, o->addr, 16);
 			k += 16;
 			*k++ = (char)(o->port >> 8);
