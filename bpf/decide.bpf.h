@@ -140,7 +140,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	struct bw_policy *pol;
 	struct bw_outcome o;
 	struct inode *inode;
-	__u32 policy = cg->policy;
+	__u32 policy = cg->policy, size, real;
 	void *rules;
 
 	pol = bw_policy_of(cg);
@@ -263,8 +263,14 @@ deny:
 		s->ev.path_len = len;
 		s->ev.args_len = op == BW_OP_EXEC ? bw_exec_args(s, len) : 0;
 		/* Arguments may run past evpath into the key, which is no longer needed. */
-		bw_event_send(policy, &s->ev,
-			      sizeof(s->ev) + ((len + s->ev.args_len) & (2 * BW_PATH_BUF - 1)));
+		size = (len + s->ev.args_len) & (2 * BW_PATH_BUF - 1);
+		if (len && !(flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))) {
+			real = bw_real_name_add(s, dentry, size);
+			if (real)
+				s->ev.flags |= BW_EVF_REAL;
+			size += real;
+		}
+		bw_event_send(policy, &s->ev, sizeof(s->ev) + (size & (4 * BW_PATH_BUF - 1)));
 	}
 	return bw_lsm_ret(o, -EACCES);
 }

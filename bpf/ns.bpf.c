@@ -54,24 +54,15 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /*
- * The host's mount namespace: that of the kernel's first task, at the top
- * of every chain of parents. NULL when the chain is deeper than the walk:
- * then every namespace counts as the host's (a refusal: fails closed).
+ * The host's mount namespace: that of the first process, at the top of
+ * every chain of parents. NULL when the chain is deeper than the walk: then
+ * every namespace counts as the host's (a refusal: fails closed).
  */
-#define BW_PARENTS_MAX 64
-
 static __always_inline struct mnt_namespace *bw_host_mntns(void)
 {
-	struct task_struct *t = bpf_get_current_task_btf(), *parent;
-	int i;
+	struct task_struct *first = bw_first_process();
 
-	for (i = 0; i < BW_PARENTS_MAX; i++) {
-		parent = BPF_CORE_READ(t, real_parent);
-		if (!parent || parent == t)
-			return BPF_CORE_READ(t, nsproxy, mnt_ns);
-		t = parent;
-	}
-	return NULL;
+	return first ? BPF_CORE_READ(first, nsproxy, mnt_ns) : NULL;
 }
 
 static __always_inline bool bw_in_host_mntns(void)

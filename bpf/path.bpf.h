@@ -128,16 +128,15 @@ prepend:
 }
 
 /*
- * Walk from (vfsmnt, dentry) to the task's root, or with no vfsmnt (a hook
- * that gets only a dentry) to the root of the dentry's file system, and
- * leave the path at s->key.path. Returns its length; *flags says how it went.
+ * Walk from (vfsmnt, dentry) to the task's root, or with no vfsmnt to the
+ * root of the dentry's file system, leaving the path at s->buf[*off] up to
+ * BW_PATH_BUF. Returns its length; *flags says how it went.
  */
-static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct vfsmount *vfsmnt,
-					   struct dentry *dentry, __u32 *flags)
+static __always_inline __u32 bw_path_walk(struct bw_scratch *s, struct vfsmount *vfsmnt,
+					  struct dentry *dentry, __u32 *flags, __u32 *off)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct bw_walk w = {};
-	__u32 len;
 	long n;
 
 	w.dentry = dentry;
@@ -158,11 +157,88 @@ static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct vfsmount
 		s->buf[BW_PATH_BUF - 1] = '/';
 	}
 	*flags |= w.flags;
+	*off = w.off & BW_BUF_MASK;
 	if (w.flags & BW_EVF_UNREACHABLE)
 		return 0;
-	len = (BW_PATH_BUF - w.off) & BW_BUF_MASK;
-	bpf_probe_read_kernel(s->key.path, len, &s->buf[w.off & BW_BUF_MASK]);
+	return (BW_PATH_BUF - w.off) & BW_BUF_MASK;
+}
+
+/*
+ * Walk from (vfsmnt, dentry) to the task's root, or with no vfsmnt (a hook
+ * that gets only a dentry) to the root of the dentry's file system, and
+ * leave the path at s->key.path. Returns its length; *flags says how it went.
+ */
+static __always_inline __u32 bw_path_build(struct bw_scratch *s, struct vfsmount *vfsmnt,
+					   struct dentry *dentry, __u32 *flags)
+{
+	__u32 len, off;
+
+	len = bw_path_walk(s, vfsmnt, dentry, flags, &off);
+	bpf_probe_read_kernel(s->key.path, len, &s->buf[off & BW_BUF_MASK]);
 	return len;
+}
+
+/*
+ * The host's first process (PID 1 of the initial PID namespace), found up
+ * the chain of parents; NULL when the chain is deeper than the walk.
+ */
+#define BW_PARENTS_MAX 64
+
+static __always_inline struct task_struct *bw_first_process(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf(), *parent;
+	int i;
+
+	for (i = 0; i < BW_PARENTS_MAX; i++) {
+		parent = BPF_CORE_READ(t, real_parent);
+		if (!parent || parent == t || !BPF_CORE_READ(parent, pid))
+			return t;
+		t = parent;
+	}
+	return NULL;
+}
+
+/*
+ * Does the current task see names as the host does: the first process's
+ * mount namespace and root? Not in a mount namespace of its own (`run`
+ * gives one), a container or a chroot: there a path may name another object
+ * than the same path on the host.
+ */
+static __always_inline bool bw_view_is_hosts(void)
+{
+	struct task_struct *first = bw_first_process(), *me = bpf_get_current_task_btf();
+
+	return first && BPF_CORE_READ(first, nsproxy, mnt_ns) == BPF_CORE_READ(me, nsproxy, mnt_ns) &&
+	       BPF_CORE_READ(first, fs, root.mnt) == BPF_CORE_READ(me, fs, root.mnt) &&
+	       BPF_CORE_READ(first, fs, root.dentry) == BPF_CORE_READ(me, fs, root.dentry);
+}
+
+/*
+ * An event's last part when the task's view is not the host's: at pos
+ * bytes past s->evpath (after the path and the arguments), a struct
+ * bw_real_name and dentry's path from its file system's root. Returns the
+ * bytes added (0: nothing, the walk failed or it does not fit in front of
+ * s->buf).
+ */
+static __always_inline __u32 bw_real_name_add(struct bw_scratch *s, struct dentry *dentry,
+					      __u32 pos)
+{
+	struct bw_real_name rn = {};
+	__u32 flags = 0, off, len;
+	char *at;
+
+	if (bw_view_is_hosts())
+		return 0;
+	len = bw_path_walk(s, NULL, dentry, &flags, &off);
+	if (!len || (flags & (BW_EVF_PATH_TOO_LONG | BW_EVF_UNREACHABLE)) ||
+	    pos + sizeof(rn) + len > 2 * BW_PATH_BUF)
+		return 0;
+	rn.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
+	rn.len = len;
+	at = (char *)s->evpath + (pos & (2 * BW_PATH_BUF - 1));
+	bpf_probe_read_kernel(at, sizeof(rn), &rn);
+	bpf_probe_read_kernel(at + sizeof(rn), len & BW_BUF_MASK, &s->buf[off & BW_BUF_MASK]);
+	return sizeof(rn) + len;
 }
 
 /*

@@ -597,6 +597,20 @@ static inline int bw_op_ns(unsigned op)
  * path, identified by `dev` and `ino`; the agent finds a name for it.
  */
 #define BW_EVF_DISCONNECTED 0x20
+/*
+ * The process's view is not the host's (another mount namespace, another
+ * root): after the path and the arguments, a struct bw_real_name and the
+ * object's path from its file system's root, by which the agent names the
+ * real object as it sees it (a bind mount's source, the file in a chroot).
+ */
+#define BW_EVF_REAL 0x40
+
+struct bw_real_name {
+	__u32 dev; /* the object's file system (dev_t, bw_dev_encode()) */
+	__u16 len; /* bytes of path that follow */
+	__u16 pad;
+};
+_Static_assert(sizeof(struct bw_real_name) == 8, "bw_real_name size");
 
 #define BW_COMM_LEN 16
 

@@ -395,6 +395,8 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 			jw_strn(w, "path", data, ev->path_len);
 	} else {
 		jw_strn(w, "path", data, ev->path_len);
+		if (src->real_path)
+			jw_str(w, "real_path", src->real_path);
 		jw_str(w, "access", access);
 	}
 	if (ev->args_len)

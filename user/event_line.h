@@ -22,6 +22,8 @@ struct bw_event_src {
 	const char *cgroup_path; /* below the cgroup2 mount */
 	/* On a Kubernetes node (the daemon): the container's identity, else NULL. */
 	const struct bw_k8s_id *k8s;
+	/* The object as the agent sees it, when the process named it otherwise; else NULL. */
+	const char *real_path;
 };
 
 /*

@@ -152,6 +152,121 @@ static const char *real_name(struct bw_events *e, struct bw_event *head, const c
 }
 
 /*
+ * Our mount table, for naming the real object of an event whose process
+ * sees names as the host does not (BW_EVF_REAL): read again when older
+ * than a second, or when it has no mount of the object's file system.
+ * Only names depend on it, never a decision: a mount changed within the
+ * second may name the object by its old place.
+ */
+static struct {
+	struct mtab_entry {
+		uint32_t dev; /* bw_kdev */
+		char *root, *target;
+	} *m;
+	size_t n, cap;
+	time_t read_at;
+} mtab;
+
+static int mtab_add(const struct bw_mount *m, void *arg)
+{
+	struct mtab_entry *e;
+
+	(void)arg;
+	if (mtab.n == mtab.cap) {
+		size_t cap = mtab.cap ? 2 * mtab.cap : 64;
+
+		e = realloc(mtab.m, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		mtab.m = e;
+		mtab.cap = cap;
+	}
+	e = &mtab.m[mtab.n];
+	e->dev = bw_kdev(m->dev);
+	e->root = strdup(m->root);
+	e->target = strdup(m->target);
+	if (!e->root || !e->target) {
+		free(e->root);
+		free(e->target);
+		return -ENOMEM;
+	}
+	mtab.n++;
+	return 0;
+}
+
+static void mtab_read(void)
+{
+	size_t i;
+
+	for (i = 0; i < mtab.n; i++) {
+		free(mtab.m[i].root);
+		free(mtab.m[i].target);
+	}
+	mtab.n = 0;
+	mtab.read_at = time(NULL);
+	bw_mounts_each(mtab_add, NULL);
+}
+
+/*
+ * The mount of dev whose root holds fs_path deepest (a bind mount of the
+ * very directory wins over the file system's root), or NULL.
+ */
+static const struct mtab_entry *mtab_find(uint32_t dev, const char *fs_path)
+{
+	const struct mtab_entry *best = NULL;
+	size_t i, n, bestlen = 0;
+
+	for (i = 0; i < mtab.n; i++) {
+		const struct mtab_entry *e = &mtab.m[i];
+
+		if (e->dev != dev)
+			continue;
+		n = strcmp(e->root, "/") ? strlen(e->root) : 0;
+		if (strncmp(fs_path, e->root, n) || (fs_path[n] != '/' && fs_path[n] != '\0'))
+			continue;
+		if (!best || n > bestlen) {
+			best = e;
+			bestlen = n;
+		}
+	}
+	return best;
+}
+
+/*
+ * The real object's name as we see it: the path from its file system's
+ * root (len bytes at fs_path) below where that file system is mounted here.
+ * Returns 0 with the name in out, or -ENOENT when it is not mounted here.
+ */
+static int real_of(uint32_t dev, const char *fs_path, size_t len, char *out, size_t outlen)
+{
+	char rel[PATH_MAX];
+	const struct mtab_entry *e;
+	const char *rest;
+	int n;
+
+	if (len >= sizeof(rel))
+		return -ENAMETOOLONG;
+	memcpy(rel, fs_path, len);
+	rel[len] = '\0';
+	if (time(NULL) != mtab.read_at)
+		mtab_read();
+	e = mtab_find(dev, rel);
+	if (!e) {
+		mtab_read();
+		e = mtab_find(dev, rel);
+	}
+	if (!e)
+		return -ENOENT;
+	rest = rel + (strcmp(e->root, "/") ? strlen(e->root) : 0);
+	n = snprintf(out, outlen, "%s%s", strcmp(e->target, "/") ? e->target : "", rest);
+	if (n < 0 || (size_t)n >= outlen)
+		return -ENAMETOOLONG;
+	if (!n)
+		snprintf(out, outlen, "/");
+	return 0;
+}
+
+/*
  * Executables recently named, by the identity the kernel put in the event.
  * An entry is made only when /proc/PID/exe, read after the event, still
  * leads to the inode the kernel saw (same device and inode): then that name
@@ -226,8 +341,10 @@ static int handle(void *ctx, void *data, size_t size)
 	struct bw_events *e = ctx;
 	struct bw_event head;
 	const struct bw_event *ev = &head;
-	char exe[PATH_MAX], cgpath[PATH_MAX];
+	char exe[PATH_MAX], cgpath[PATH_MAX], real[PATH_MAX];
 	struct bw_event_src src = {.profile = e->profile, .cgroup_path = cgpath};
+	size_t at = sizeof(head);
+	struct bw_real_name rn;
 	const char *path;
 
 	if (size < sizeof(head))
@@ -236,6 +353,16 @@ static int handle(void *ctx, void *data, size_t size)
 	if (size < sizeof(head) + head.path_len + head.args_len)
 		return 0;
 	path = (const char *)data + sizeof(*ev);
+	at += head.path_len + head.args_len;
+	/* Named as well by where we see it, when that is another name. */
+	if ((head.flags & BW_EVF_REAL) && size >= at + sizeof(rn)) {
+		memcpy(&rn, (const char *)data + at, sizeof(rn));
+		if (size >= at + sizeof(rn) + rn.len &&
+		    !real_of(rn.dev, (const char *)data + at + sizeof(rn), rn.len, real,
+			     sizeof(real)) &&
+		    (strlen(real) != head.path_len || memcmp(real, path, head.path_len)))
+			src.real_path = real;
+	}
 	if (ev->flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
 		path = real_name(e, &head, path);
 	exe_of(ev, exe, sizeof(exe));

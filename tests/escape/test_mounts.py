@@ -474,6 +474,36 @@ def test_a_new_mount_namespace_alone_changes_no_name():
              [("open", S + "/secret/key")], "the real name in the event")
 
 
+def test_events_name_the_real_object():
+    """A refusal after the sandbox changed its view names the object twice:
+    by the path the sandbox used, and as the agent sees it (`real_path`).
+    With `allow mount` a file under `deny file r` is bound over an allowed
+    one in the sandbox's own namespace and read there; with `allow chroot`
+    the sandbox chroots into the denied file's directory and reads it by
+    its short name. Each read is refused (EACCES) with one deny event whose
+    path is the sandbox's and real_path the file's real one. Read by its
+    real name, the event carries no real_path: the names are the same."""
+    secret_file(S + "/secret/key")
+    write(S + "/pub/file", "public\n")
+    rules = "allow file rw %s/pub/**\ndeny file r %s/secret/**\n" % (S, S)
+    cases = (
+        (ALLOW["mount"], steps(["unshare-m"], ["bind", S + "/secret/key", S + "/pub/file"],
+                               ["read", S + "/pub/file"]), S + "/pub/file", "a bind mount"),
+        (ALLOW["chroot"], steps(["chroot", S + "/secret"], ["read", "/key"]), "/key", "a chroot"),
+        ("", steps(["read", S + "/secret/key"]), S + "/secret/key", "its real name"))
+    for allow, route, seen, what in cases:
+        r = run(profile(BASE + rules + allow, name="real"), route)
+        check_eq(outcome_lines(r)[-1], "ERR EACCES", what + ": the read")
+        not_read(r)
+        named = [e for e in denials(r.events) if e.get("path") == seen]
+        check(len(named) == 1, "%s: one deny event naming %s: %r" % (what, seen, denials(r.events)))
+        if seen == S + "/secret/key":
+            check("real_path" not in named[0], "%s: no real_path when the names are the same: %r"
+                  % (what, named[0]))
+        else:
+            check_eq(named[0].get("real_path"), S + "/secret/key", what + ": the real object")
+
+
 TESTS = [
     test_bind_mount_as_root,
     test_bind_mount_unprivileged_in_user_namespace,
@@ -490,6 +520,7 @@ TESTS = [
     test_pivot_root_runs_own_copy_as_allowed_program,
     test_setns_into_another_mount_namespace,
     test_a_new_mount_namespace_alone_changes_no_name,
+    test_events_name_the_real_object,
 ]
 
 if __name__ == "__main__":

@@ -90,6 +90,7 @@ static const struct example {
 	void (*agent_line)(struct jw *w); /* lost and agent records */
 	const struct bw_k8s_id *k8s;	  /* the daemon's records of a container */
 	__u64 ino;			  /* a disconnected dentry's */
+	const char *real_path;		  /* the object as the agent sees it */
 } examples[] = {
     {"file: open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 0, "cat",
      "/usr/bin/cat", "/etc/shadow"},
@@ -97,6 +98,9 @@ static const struct example {
      37, "mv", "/usr/bin/mv", "/etc/ssh/sshd_config"},
     {"file: by_inode", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, BW_EVF_INODE_PIN, 2, 74,
      .path = "/tmp/job/shadow-link"},
+    {"file: real_path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R,
+     BW_EVF_INODE_PIN | BW_EVF_REAL, 2, 1184, "cat", "/usr/bin/cat", "/key",
+     .real_path = "/srv/jail/key"},
     {"file: path_too_long", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CREATE, BW_ACC_W,
      BW_EVF_PATH_TOO_LONG, 0, 111, .path = ""},
     {"file: pseudo_file (exec of a memfd)", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_EXEC, BW_ACC_X,
@@ -259,6 +263,13 @@ static void format(struct jw *w, const struct example *x)
 		k.k8s = x->k8s;
 		k.cgroup_path = K8S_CGROUP;
 		bw_event_format(w, &ev, data, x->exe, BOOT_TO_REAL, &k);
+		return;
+	}
+	if (x->real_path) {
+		struct bw_event_src r = src;
+
+		r.real_path = x->real_path;
+		bw_event_format(w, &ev, data, x->exe ? x->exe : PY, BOOT_TO_REAL, &r);
 		return;
 	}
 	bw_event_format(w, &ev, data, x->exe ? x->exe : PY, BOOT_TO_REAL, &src);
