@@ -14,6 +14,11 @@
  * - Raw views of memory and of the kernel: /proc/kcore, the mem, kmem and
  *   port devices (by device number, under any name), tracefs and debugfs
  *   (uprobes that copy other processes' buffers, kprobes, trace_pipe).
+ * - Raw views of storage: a block device that holds a mounted file system
+ *   or active swap, directly, as the disk of such a partition, or under a
+ *   device-mapper or md device (bw_rawdevs, kept by the agents from their
+ *   mount table and sysfs: user/rawdevs.c); and device-mapper's control
+ *   device, which would map a new device over one of those.
  *
  * Objects are told by their file system and the names of their dentries up
  * to its root, never by the path the process used: a bind mount, a second
@@ -39,10 +44,15 @@
 #define BW_CGROUP1_MAGIC    0x27e0eb
 
 #define BW_S_IFCHR 0020000
-/* The kernel's dev_t (major << 20 | minor) of /dev/mem, /dev/kmem and /dev/port. */
-#define BW_DEV_MEM  ((1 << 20) | 1)
-#define BW_DEV_KMEM ((1 << 20) | 2)
-#define BW_DEV_PORT ((1 << 20) | 4)
+#define BW_S_IFBLK 0060000
+/*
+ * The kernel's dev_t (major << 20 | minor) of /dev/mem, /dev/kmem, /dev/port
+ * and /dev/mapper/control.
+ */
+#define BW_DEV_MEM	 ((1 << 20) | 1)
+#define BW_DEV_KMEM	 ((1 << 20) | 2)
+#define BW_DEV_PORT	 ((1 << 20) | 4)
+#define BW_DEV_DMCONTROL ((10 << 20) | 236)
 
 #define BW_HOST_NAME 16
 
@@ -115,7 +125,14 @@ static __always_inline bool bw_host_object(struct dentry *dentry, __u8 access)
 	if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == BW_S_IFCHR) {
 		__u32 rdev = BPF_CORE_READ(inode, i_rdev);
 
-		return rdev == BW_DEV_MEM || rdev == BW_DEV_KMEM || rdev == BW_DEV_PORT;
+		return rdev == BW_DEV_MEM || rdev == BW_DEV_KMEM || rdev == BW_DEV_PORT ||
+		       rdev == BW_DEV_DMCONTROL;
+	}
+	if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == BW_S_IFBLK) {
+		__u32 rdev = BPF_CORE_READ(inode, i_rdev), all = BW_RAWDEVS_ALL;
+
+		return bpf_map_lookup_elem(&bw_rawdevs, &rdev) ||
+		       bpf_map_lookup_elem(&bw_rawdevs, &all);
 	}
 	switch (magic) {
 	case BW_TRACEFS_MAGIC:

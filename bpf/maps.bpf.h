@@ -292,6 +292,21 @@ static __always_inline __u64 bw_dc_gen_now(void)
  * without bits). docs/enforcement.md, "Cost for processes outside every
  * sandbox".
  */
+/*
+ * Block devices that hold the bytes of the host's files: a mounted file
+ * system or active swap, the disk of such a partition, the devices under
+ * such a device-mapper or md device. The kernel's dev_t -> 1, written by
+ * the agents (user/rawdevs.c) when a profile is installed and when their
+ * mount table changes; a governed process may not open one (bpf/host.bpf.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_RAWDEVS);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_rawdevs SEC(".maps");
+
 BW_BITMAP(bw_govbits);
 
 /* False only when cgid is certainly not governed (bw_govbits). */

@@ -93,6 +93,12 @@ static inline __u32 bw_dev_minor(__u32 dev)
 }
 /* Rules in one profile after includes. */
 #define BW_MAX_RULES 16384
+/*
+ * Block devices that hold the host's files (bw_rawdevs). With more, the
+ * key BW_RAWDEVS_ALL (no device's) is written too: every block device is.
+ */
+#define BW_MAX_RAWDEVS 1024
+#define BW_RAWDEVS_ALL 0
 /* Ring buffer of one policy (bytes, power of two). */
 #define BW_RINGBUF_SIZE (1 << 20)
 

@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "guard.h"
 #include "probe.h"
+#include "rawdevs.h"
 #include "session.h"
 #include "util.h"
 
@@ -90,11 +91,12 @@ static int drain_inotify(int fd)
 static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 {
 	long recheck = 0, reap_at = 0;
+	int mounts = bw_rawdevs_watch();
 	sigset_t old;
 
 	bw_loop_signals_block(&old);
 	while (!stop_sig) {
-		struct pollfd fds[4 + BW_MAX_POLICIES * 2];
+		struct pollfd fds[5 + BW_MAX_POLICIES * 2];
 		size_t n = 0, i;
 		bool read_events = false;
 
@@ -102,6 +104,8 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		fds[n++] = (struct pollfd){.fd = ifd, .events = POLLIN};
 		fds[n++] = (struct pollfd){.fd = mfd, .events = POLLIN};
 		fds[n++] = (struct pollfd){.fd = d->cg_watch, .events = POLLIN};
+		/* A file system mounted later is on the raw-device list from the moment it is. */
+		fds[n++] = (struct pollfd){.fd = mounts, .events = POLLPRI};
 		for (i = 0; i < d->nprofiles && n < sizeof(fds) / sizeof(fds[0]); i++)
 			if (d->profiles[i]->events_open)
 				fds[n++] = (struct pollfd){
@@ -116,6 +120,15 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			d_profiles_load(d);
 		if (fds[2].revents & POLLIN)
 			d_metrics_serve(d, mfd);
+		if (fds[4].revents & (POLLPRI | POLLERR)) {
+			bw_rawdevs_rearm(mounts);
+			if (!bw_lock(&d->maps)) {
+				if (bw_rawdevs_sync(&d->maps))
+					d_agent(d, NULL, "cannot list the block devices that hold the "
+							 "host's files after a mount change");
+				bw_unlock(&d->maps);
+			}
+		}
 		for (i = 0; i < d->nprofiles; i++) {
 			if (!d->profiles[i]->events_open)
 				continue;
@@ -146,6 +159,8 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		}
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (mounts >= 0)
+		close(mounts);
 }
 
 static int daemon_main(struct bw_opts *o)

@@ -14,6 +14,7 @@
 #include "bpfwarden.h"
 #include "cgroup.h"
 #include "govern.h"
+#include "rawdevs.h"
 #include "pins.h"
 #include "positions.h"
 #include "probe.h"
@@ -422,6 +423,12 @@ int bw_slot_install_views(struct bw_maps *m, const struct bw_compiled *c,
 	ret = bw_cg_moves_sync(m);
 	if (ret)
 		goto fail;
+	ret = bw_rawdevs_sync(m);
+	if (ret) {
+		bw_err("cannot list the block devices that hold the host's files: %s",
+		       strerror(-ret));
+		goto fail;
+	}
 	goto out;
 fail:
 	slot_release(m, id);

@@ -565,7 +565,7 @@ int bw_open_pinned(struct bw_maps *m)
 	    {&m->pos_dirs, "bw_pos_dirs"},     {&m->posbits, "bw_posbits"},
 	    {&m->cg_count, "bw_cg_count"},     {&m->cg_limits, "bw_cg_limits"},
 	    {&m->dc_gen, "bw_dc_gen"},	       {&m->govbits, "bw_govbits"},
-	    {&m->slot_end, "bw_slot_end"},
+	    {&m->slot_end, "bw_slot_end"},     {&m->rawdevs, "bw_rawdevs"},
 	};
 	size_t i;
 
@@ -752,7 +752,7 @@ void bw_maps_close(struct bw_maps *m)
 		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits,
 		      &m->opstats,    &m->pending,  &m->positions,  &m->pos_pins,   &m->pos_dirs,
 		      &m->posbits,    &m->cg_count, &m->cg_limits,  &m->dc_gen,	    &m->govbits,
-		      &m->slot_end};
+		      &m->slot_end,   &m->rawdevs};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

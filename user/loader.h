@@ -19,11 +19,11 @@ struct bpf_link;
 #define BW_RUN_DIR  "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
 /* Every descriptor of struct bw_maps closed (-1); the assert below keeps the count. */
-#define BW_MAPS_NFDS 22
+#define BW_MAPS_NFDS 23
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
 		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,    \
-		    -1, -1                                                                         \
+		    -1, -1, -1                                                                     \
 	}
 
 struct bw_maps {
@@ -48,6 +48,7 @@ struct bw_maps {
 	int dc_gen;    /* the decision cache's generation (bpf/dcache.bpf.h) */
 	int govbits;   /* cgroups that may be governed (bpf/maps.bpf.h) */
 	int slot_end;  /* every slot in use is below it (bpf/maps.bpf.h) */
+	int rawdevs;   /* block devices that hold the host's files (user/rawdevs.c) */
 	int lock_fd;   /* held while changing shared state */
 };
 

@@ -31,6 +31,7 @@ int bw_mounts_each_in(const char *mountinfo, int (*fn)(const struct bw_mount *m,
 		    .root = mnt_fs_get_root(fs),
 		    .fstype = mnt_fs_get_fstype(fs),
 		    .dev = mnt_fs_get_devno(fs),
+		    .source = mnt_fs_get_srcpath(fs),
 		};
 
 		if (m.target && m.root && m.fstype)

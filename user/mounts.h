@@ -14,6 +14,7 @@ struct bw_mount {
 	const char *root;   /* the directory of its file system mounted there ("/": all of it) */
 	const char *fstype;
 	dev_t dev;
+	const char *source; /* a path ("/dev/vda1"), or NULL ("overlay", "tmpfs") */
 };
 
 /*

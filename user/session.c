@@ -18,6 +18,7 @@
 #include "guard.h"
 #include "libdir.h"
 #include "probe.h"
+#include "rawdevs.h"
 #include "session.h"
 #include "doors.h"
 #include "util.h"
@@ -336,12 +337,28 @@ long bw_lost_deadline(long deadline_ms, long recheck_ms)
 	return !deadline_ms || recheck_ms < deadline_ms ? recheck_ms : deadline_ms;
 }
 
+/* The mount table changed: the block devices that hold the host's files again. */
+static void rawdevs_resync(struct bw_session *s)
+{
+	int ret = bw_lock(&s->maps);
+
+	if (!ret) {
+		ret = bw_rawdevs_sync(&s->maps);
+		bw_unlock(&s->maps);
+	}
+	if (ret)
+		bw_events_agent(&s->ev, "cannot list the block devices that hold the host's files "
+					"after a mount change");
+}
+
 int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 {
-	struct pollfd fds[3] = {
+	struct pollfd fds[4] = {
 	    {.fd = ring_buffer__epoll_fd(s->ev.rb), .events = POLLIN},
 	    {.fd = l->child > 0 ? l->child_fd : -1, .events = POLLIN},
 	    {.fd = l->watch ? watch_removal(s->cgdir) : -1, .events = POLLIN},
+	    /* A file system mounted later is on the list from the moment it is. */
+	    {.fd = bw_rawdevs_watch(), .events = POLLPRI},
 	};
 	long end = l->duration ? bw_now_ms() + l->duration * 1000L : 0, recheck = 0;
 	sigset_t old;
@@ -355,6 +372,10 @@ int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 	for (;;) {
 		if (fds[2].fd >= 0)
 			drain_fd(fds[2].fd);
+		if (fds[3].revents & (POLLPRI | POLLERR)) {
+			bw_rawdevs_rearm(fds[3].fd);
+			rawdevs_resync(s);
+		}
 		if (bw_events_poll(&s->ev, 0) > 0)
 			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
 		else if (recheck && bw_now_ms() >= recheck)
@@ -390,11 +411,13 @@ int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 		 */
 		if (((l->watch && fds[2].fd < 0) || (l->child > 0 && fds[1].fd < 0)) && !recheck)
 			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
-		bw_loop_sleep(fds, 3, bw_lost_deadline(end, recheck), &old);
+		bw_loop_sleep(fds, 4, bw_lost_deadline(end, recheck), &old);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fds[2].fd >= 0)
 		close(fds[2].fd);
+	if (fds[3].fd >= 0)
+		close(fds[3].fd);
 	bw_session_drain(s);
 	return why;
 }

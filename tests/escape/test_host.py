@@ -17,16 +17,19 @@ node for long: a knob is written with the value it already has, and where
 only a change proves the route (a module helper that runs) the route is
 tried in the test VM only.
 """
+import json
 import os
+import struct
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from escape import (SCRATCH, check, check_eq, denials, got_through, main,  # noqa: E402
+from escape import (BW, SCRATCH, check, check_eq, denials, events, got_through,  # noqa: E402
+                    main, wait_governed,  # noqa: E402
                     need_modules, outcome_lines, profile, read, refused, run, skip, wait_for,
                     write)
 from bwtest import Result, attach, make_cgroup, remove_cgroup, stop  # noqa: E402
-from test_mounts import steps  # noqa: E402
+from test_mounts import SECRET, steps  # noqa: E402
 
 S = SCRATCH
 PERMISSIVE = "default allow\nallow mount\n"
@@ -396,6 +399,127 @@ def test_bind_over_a_program_the_host_runs():
     check_eq(out, "host-tool\n", "the host runs its own program")
 
 
+def sh(*cmd):
+    return subprocess.run(list(cmd), capture_output=True, text=True, check=True).stdout.strip()
+
+
+def image(path, mib, partitioned=False):
+    """A disk image of mib MiB; partitioned: one Linux partition from sector 2048 on."""
+    with open(path, "wb") as f:
+        f.truncate(mib << 20)
+        if partitioned:
+            start = 2048
+            f.seek(446)
+            f.write(struct.pack("<B3sB3sII", 0, b"\0" * 3, 0x83, b"\0" * 3, start,
+                                (mib << 20) // 512 - start))
+            f.seek(510)
+            f.write(b"\x55\xaa")
+    return path
+
+
+def ext4_with_secret(dev, mnt):
+    """An ext4 file system on dev, mounted at mnt, holding the secret, on the disk."""
+    sh("mkfs.ext4", "-q", "-F", dev)
+    os.makedirs(mnt, exist_ok=True)
+    sh("mount", dev, mnt)
+    write(mnt + "/key", SECRET + "\n")
+    sh("sync")
+    write("/proc/sys/vm/drop_caches", "3")
+
+
+def rawdevs_listed():
+    """The devices bw_rawdevs holds now, as (major, minor)."""
+    out = sh("bpftool", "-j", "map", "dump", "pinned", "/sys/fs/bpf/bpfwarden/bw_rawdevs")
+    devs = set()
+    for e in json.loads(out):
+        k = bytes(int(b, 16) for b in e["key"])
+        d = struct.unpack("<I", k)[0]
+        devs.add((d >> 20, d & 0xfffff))
+    return devs
+
+
+def numbers(dev):
+    st = os.stat(dev)
+    return os.major(st.st_rdev), os.minor(st.st_rdev)
+
+
+def test_raw_block_devices():
+    """The bytes of the host's files read from the block device under them:
+    a mounted partition, the whole disk holding it, a node the sandbox makes
+    for that disk, active swap (other processes' memory), and a file system
+    mounted after the sandbox started. Each open is refused by the host rule
+    (EACCES, one event naming the device by the sandbox's path); a device
+    that holds nothing mounted is the profile's to decide, and the controls
+    outside find the secret (or the swap signature) in each."""
+    if not IN_VM:
+        skip("makes loop devices, mounts and swap: run in the test VM")
+    need_modules("loop", "ext4")
+    disk = sh("losetup", "-f", "--show", "-P", image(S + "/disk.img", 48, partitioned=True))
+    part = disk + "p1"
+    swap = sh("losetup", "-f", "--show", image(S + "/swap.img", 16))
+    spare = sh("losetup", "-f", "--show", image(S + "/spare.img", 8))
+    late = sh("losetup", "-f", "--show", image(S + "/late.img", 16))
+    mnts = (S + "/rawmnt", S + "/latemnt")
+    swapped = False
+    try:
+        wait_for(lambda: os.path.exists(part), timeout=10, what=part)
+        ext4_with_secret(part, mnts[0])
+        sh("mkswap", swap)
+        sh("swapon", swap)
+        swapped = True
+        with open(spare, "r+b") as f:
+            f.seek(4096)
+            f.write((SECRET + "\n").encode())
+        for dev, what in ((part, "a mounted partition"), (disk, "the disk of a mounted partition"),
+                          (swap, "active swap")):
+            r = run(permissive(), steps(["scan", dev, SECRET]))
+            host_refused(r, "EACCES", dev, what)
+        os.makedirs(S + "/d")
+        node = S + "/d/disk"
+        ma, mi = numbers(disk)
+        r = run(permissive(), steps(["mount-fs", "tmpfs", S + "/d"],
+                                    ["mknod-b", node, str(ma), str(mi)], ["scan", node, SECRET]))
+        check_eq(outcome_lines(r), ["OK", "OK", "ERR EACCES"],
+                 "the sandbox's own node of the disk (stderr %s)" % r.stderr.strip())
+        named = [e for e in denials(r.events) if e.get("path") == node]
+        check(len(named) == 1 and named[0]["rule"] == HOST_RULE,
+              "one host-rule event for %s: %r" % (node, denials(r.events)))
+        r = run(permissive(), steps(["scan", spare, SECRET]))
+        check_eq(outcome_lines(r), ["OK found"], "a device holding nothing mounted, allowed")
+        # Mounted once the sandbox runs: listed from the agent's next look at its mounts.
+        flag = S + "/late.flag"
+        log = S + "/late.log"
+        write(log, "")
+        p = subprocess.Popen([BW, "run", "--profile", permissive(), "--log", log, "--", "sh",
+                              "-c", 'while [ ! -e "$0" ]; do sleep 0.1; done; exec "$@"', flag] +
+                             steps(["scan", late, SECRET]), stdout=subprocess.PIPE, text=True)
+        try:
+            wait_governed(p, log)
+            ext4_with_secret(late, mnts[1])
+            wait_for(lambda: numbers(late) in rawdevs_listed(), timeout=30,
+                     what="the late file system's device listed")
+            write(flag, "")
+            out, _ = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        check_eq([l for l in out.splitlines() if l.startswith(("OK", "ERR"))], ["ERR EACCES"],
+                 "a file system mounted after the sandbox started")
+        named = [e for e in denials(events(log)) if e.get("path") == late]
+        check(len(named) == 1 and named[0]["rule"] == HOST_RULE,
+              "one host-rule event for %s: %r" % (late, denials(events(log))))
+        for dev in (part, disk, late):
+            through(steps(["scan", dev, SECRET]), "reading %s outside" % dev, last="OK found")
+        through(steps(["scan", swap, "SWAPSPACE2"]), "the swap outside", last="OK found")
+    finally:
+        if swapped:
+            subprocess.run(["swapoff", swap], capture_output=True)
+        for m in mnts:
+            subprocess.run(["umount", m], capture_output=True)
+        for dev in (disk, swap, spare, late):
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
 TESTS = [
     test_core_pattern_pipe,
     test_modprobe_helper_path,
@@ -404,6 +528,7 @@ TESTS = [
     test_binfmt_misc_handler,
     test_cgroup_v1_release_agent,
     test_raw_memory,
+    test_raw_block_devices,
     test_host_privileges,
     test_tracefs_uprobe,
     test_perf_event_on_a_whole_cpu,

@@ -49,6 +49,9 @@
  *   umount-l PATH             umount2(MNT_DETACH)
  *   mount-fs TYPE DST [DATA]  a new mount of file system TYPE
  *   mknod-c PATH MAJOR MINOR  a character device node
+ *   mknod-b PATH MAJOR MINOR  a block device node
+ *   scan PATH TEXT            read all of PATH: "OK found" if TEXT is in it, else
+ *                             "OK not found"
  *   peek PATH                 open read-only and read: OK and the byte count
  *   iopl                      iopl(3): every I/O port
  *   finit-module              finit_module(-1): OK when past its privilege
@@ -270,6 +273,30 @@ static int af_alg(void)
 }
 
 /* One step with its n arguments; 0 when it went through. */
+/* Read all of path looking for text: "OK found" or "OK not found". */
+static int scan(const char *path, const char *text)
+{
+	static char buf[(1 << 20) + 256];
+	size_t tlen = strlen(text), keep = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return fail();
+	/* The last tlen bytes of a chunk stay in front of the next: a match across the seam. */
+	while (!found && (n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
+		size_t have = keep + (size_t)n;
+
+		found = memmem(buf, have, text, tlen) != NULL;
+		keep = have < tlen ? have : tlen;
+		memmove(buf, buf + have - keep, keep);
+	}
+	close(fd);
+	if (n < 0)
+		return fail();
+	return ok(found ? "found" : "not found");
+}
+
 static int step(const char *s, char **a, int n)
 {
 #define NEED(k)                                                                                    \
@@ -362,9 +389,13 @@ static int step(const char *s, char **a, int n)
 		execv(a[0], a + 1);
 		return fail();
 	}
+	if (!strcmp(s, "scan"))
+		return scan(a[0], a[1]);
 	NEED(3);
 	if (!strcmp(s, "mknod-c"))
 		return CALL(mknod(a[0], S_IFCHR | 0600, makedev(atoi(a[1]), atoi(a[2]))));
+	if (!strcmp(s, "mknod-b"))
+		return CALL(mknod(a[0], S_IFBLK | 0600, makedev(atoi(a[1]), atoi(a[2]))));
 	NEED(4);
 	if (!strcmp(s, "overlay"))
 		return CALL(overlay(a));
