@@ -167,6 +167,11 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		d.rule = BW_RULE_HOST;
 		goto deny;
 	}
+	if (bw_cmdline_outside(dentry, policy)) {
+		d.verdict = BW_V_DENY;
+		d.rule = BW_RULE_PROCESSES;
+		goto deny;
+	}
 	if ((flags & BW_EVF_UNREACHABLE) && cat == BW_CAT_PIN_EXEC) {
 		/*
 		 * A memfd or other file without a path runs, or is mapped

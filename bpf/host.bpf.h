@@ -112,6 +112,39 @@ static __always_inline bool bw_helper_sysctl(struct dentry *leaf, struct dentry 
 }
 
 /*
+ * /proc/PID/cmdline (and task/TID/cmdline) reads a process's argument area,
+ * its memory, without the ptrace check that guards mem, environ and auxv:
+ * is dentry that file of a process outside slot policy (BW_RULE_PROCESSES)?
+ * A process that is gone has nothing to read.
+ */
+static __always_inline bool bw_cmdline_outside(struct dentry *dentry, __u32 policy)
+{
+	struct inode *inode;
+	struct hlist_node *first;
+	struct task_struct *t;
+	struct bw_cgroup *tc;
+	struct pid *pid;
+	__u64 tcg;
+
+	if (BPF_CORE_READ(dentry, d_sb, s_magic) != BW_PROC_MAGIC ||
+	    !BW_DNAME_IS(dentry, "cmdline"))
+		return false;
+	inode = BPF_CORE_READ(dentry, d_inode);
+	if (!inode)
+		return false;
+	pid = BPF_CORE_READ(
+	    (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode)),
+	    pid);
+	first = pid ? BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first) : NULL;
+	if (!first)
+		return false;
+	t = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+	tcg = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+	tc = bpf_map_lookup_elem(&bw_cgroups, &tcg);
+	return !tc || tc->policy != policy;
+}
+
+/*
  * Is the object at dentry one of the host's that no profile reaches with
  * access (BW_ACC_*)? See the top of this file for what and why.
  */

@@ -248,6 +248,44 @@ def test_ps_stays_quiet():
         check_eq(denials(r.events), [], "no event for a check the kernel keeps quiet")
 
 
+def test_proc_cmdline_outside():
+    """/proc/PID/cmdline reads a process's argument area, its memory, and the
+    kernel checks no ptrace access for it: of a process outside the sandbox
+    (its arguments hold a secret), by /proc/PID/cmdline and by
+    /proc/PID/task/TID/cmdline, refused with EACCES, one event each naming
+    the file (rule builtin:process-boundary). Its own and its child's read
+    as before; outside a sandbox the same read gets the secret."""
+    needs_lsm()
+    secret = "argv-" + secrets.token_hex(8)
+    p = subprocess.Popen([PY, "-c", "import sys; sys.stdin.read()", secret],
+                         stdin=subprocess.PIPE)
+    try:
+        paths = ["/proc/%d/cmdline" % p.pid, "/proc/%d/task/%d/cmdline" % (p.pid, p.pid)]
+        r = run(profile("default allow\n", name="cmdline"),
+                ["/bin/sh", "-c", 'for f; do cat "$f" || echo "ERR $f"; done', "sh"] + paths)
+        check(secret not in r.stdout, "the arguments were read: %r" % r.stdout)
+        check_eq([l for l in r.stdout.splitlines() if l.startswith("ERR")],
+                 ["ERR " + f for f in paths], "each read refused (stderr %s)" % r.stderr.strip())
+        check(r.stderr.count("Permission denied") == len(paths), "EACCES: %r" % r.stderr)
+        for f in paths:
+            named = [e for e in denials(r.events) if e.get("path") == f]
+            check(len(named) == 1 and named[0]["rule"] == "builtin:process-boundary",
+                  "one process-boundary event naming %s: %r" % (f, denials(r.events)))
+        # Control 1: the sandbox's own processes.
+        r = run(profile("default allow\n", name="control"),
+                ["/bin/sh", "-c", 'cat /proc/self/cmdline; echo; sleep 17 & '
+                 'sleep 0.5; cat /proc/$!/cmdline; kill $!'])
+        control("cat\0/proc/self/cmdline" in r.stdout and "sleep\x0017" in r.stdout and
+                not denials(r.events),
+                "the sandbox's own cmdlines: %r, %r" % (r.stdout, denials(r.events)))
+        # Control 2: outside any sandbox the route reads the secret.
+        out = subprocess.run(["/bin/cat", paths[0]], capture_output=True, text=True)
+        control(secret in out.stdout, "outside a sandbox the arguments are read: %r" % out.stdout)
+    finally:
+        p.stdin.close()
+        p.wait(timeout=30)
+
+
 TESTS = [
     test_ptrace_attach_outside,
     test_process_vm_readv_outside,
@@ -260,6 +298,7 @@ TESTS = [
     test_traceme_by_an_outside_child,
     test_audit_and_learn_modes_let_ptrace_through,
     test_ps_stays_quiet,
+    test_proc_cmdline_outside,
 ]
 
 if __name__ == "__main__":
