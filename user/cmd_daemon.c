@@ -96,8 +96,9 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 
 	bw_loop_signals_block(&old);
 	while (!stop_sig) {
-		struct pollfd fds[5 + BW_MAX_POLICIES * 2];
-		size_t n = 0, i;
+		struct pollfd fds[5 + D_METRICS_CONNS + BW_MAX_POLICIES * 2];
+		size_t n = 0, i, nm;
+		long deadline;
 		bool read_events = false;
 
 		fds[n++] = (struct pollfd){.fd = lfd, .events = POLLIN};
@@ -106,6 +107,9 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		fds[n++] = (struct pollfd){.fd = d->cg_watch, .events = POLLIN};
 		/* A file system mounted later is on the raw-device list from the moment it is. */
 		fds[n++] = (struct pollfd){.fd = mounts, .events = POLLPRI};
+		/* Metrics clients: each served as its socket allows, none waited on. */
+		nm = d_metrics_pollfds(d, fds + n);
+		n += nm;
 		for (i = 0; i < d->nprofiles && n < sizeof(fds) / sizeof(fds[0]); i++)
 			if (d->profiles[i]->events_open)
 				fds[n++] = (struct pollfd){
@@ -113,13 +117,17 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 				    .events = POLLIN};
 		if (d->reap_poll && !reap_at)
 			reap_at = bw_now_ms() + 1000;
-		bw_loop_sleep(fds, n, bw_lost_deadline(reap_at, recheck), &old);
+		deadline = bw_lost_deadline(reap_at, recheck);
+		if (d_metrics_deadline(d) && (!deadline || d_metrics_deadline(d) < deadline))
+			deadline = d_metrics_deadline(d);
+		bw_loop_sleep(fds, n, deadline, &old);
 		if (fds[0].revents & POLLIN)
 			d_server_accept(d, lfd);
 		if ((fds[1].revents & POLLIN) && drain_inotify(ifd))
 			d_profiles_load(d);
+		d_metrics_io(d, fds + 5, nm);
 		if (fds[2].revents & POLLIN)
-			d_metrics_serve(d, mfd);
+			d_metrics_accept(d, mfd);
 		if (fds[4].revents & (POLLPRI | POLLERR)) {
 			bw_rawdevs_rearm(mounts);
 			if (!bw_lock(&d->maps)) {
@@ -161,6 +169,7 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (mounts >= 0)
 		close(mounts);
+	d_metrics_close_all(d);
 }
 
 static int daemon_main(struct bw_opts *o)
@@ -172,6 +181,8 @@ static int daemon_main(struct bw_opts *o)
 	int lfd = -1, ifd = -1, mfd = -1, ret = 1;
 	char sel[PATH_MAX], *slash;
 
+	for (size_t i = 0; i < D_METRICS_CONNS; i++)
+		d.mconns[i].fd = -1;
 	d.dir = o->policy_dir;
 	d.log = o->log && strcmp(o->log, "-") ? o->log : NULL;
 	d.socket = o->socket ? o->socket : BW_HOOK_SOCKET;

@@ -10,9 +10,12 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bwtest import BW, REPO, check, check_eq, lsm_active, main, profile, skip  # noqa: E402
@@ -273,12 +276,158 @@ def selftest_verdicts(corpus):
     check_eq(selftest("test_nosuch").returncode, 2, "selftest of an unknown route")
 
 
+METRICS_PORT = 19471
+
+
+class Hostile:
+    """Clients of the metrics port that never let a request end: idle ones,
+    ones that trickle a request a byte at a time, and ones that send a whole
+    request and never read the answer (a small receive buffer). Each kind
+    keeps its count of connections open, opening again what the daemon
+    closes, until stop()."""
+
+    def __init__(self, per_kind):
+        self.done = False
+        self.opened = 0
+        self.threads = [threading.Thread(target=self.keep, args=(kind, per_kind), daemon=True)
+                        for kind in ("idle", "trickle", "noread")]
+        for t in self.threads:
+            t.start()
+
+    def connect(self, kind):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if kind == "noread":
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        s.settimeout(2)
+        s.connect(("127.0.0.1", METRICS_PORT))
+        if kind == "noread":
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        self.opened += 1
+        return s
+
+    def keep(self, kind, n):
+        socks = []
+        while not self.done:
+            while len(socks) < n and not self.done:
+                try:
+                    socks.append(self.connect(kind))
+                except OSError:
+                    time.sleep(0.05)
+            for s in list(socks):
+                try:
+                    if kind == "trickle":
+                        s.send(b"G")
+                    elif s.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) == b"" and kind == "idle":
+                        raise OSError("closed")
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    socks.remove(s)
+                    s.close()
+            time.sleep(0.2)
+        for s in socks:
+            s.close()
+
+    def stop(self):
+        self.done = True
+        for t in self.threads:
+            t.join()
+
+
+def hook_answer(sock):
+    """One request on the hook socket (an unreadable one: the daemon says so at
+    once); the answer and the seconds it took."""
+    start = time.monotonic()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(30)
+        s.connect(sock)
+        s.sendall(b"not a request\n\n")
+        ans = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            ans += b
+    return ans.decode(errors="replace"), time.monotonic() - start
+
+
+def healthz(timeout=5):
+    with socket.create_connection(("127.0.0.1", METRICS_PORT), timeout=timeout) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        out = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            out += b
+    return out.decode(errors="replace")
+
+
+def test_metrics_clients_cannot_hold_the_hook():
+    """The daemon answers bpfwarden-hook and its metrics clients from one
+    loop. 64 hostile clients hold the metrics port (idle, trickling a
+    request, never reading the answer), reopening what the daemon closes;
+    meanwhile 20 requests on the hook socket are each answered within 1 s
+    (before the metrics server stopped waiting on its clients, five idle
+    ones held a request 10 s). Once they stop, /healthz answers again."""
+    work = tempfile.mkdtemp(prefix="bw-daemon-")
+    policy, sock, log = work + "/policy", work + "/hook.sock", work + "/daemon.log"
+    os.makedirs(policy)
+    with open(policy + "/idle.profile", "w") as f:
+        f.write("profile idle\ndefault allow\nmatch cgroup=bwtest-nothing-*\n")
+    d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--metrics-addr",
+                          "127.0.0.1:%d" % METRICS_PORT, "--socket", sock],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    hostile = None
+    try:
+        deadline = time.monotonic() + 180
+        while not os.path.exists(sock):
+            if d.poll() is not None:
+                check(False, "the daemon ended: %s" % d.stderr.read())
+            check(time.monotonic() < deadline, "the daemon did not start")
+            time.sleep(0.2)
+        check("ok" in healthz(), "/healthz before the clients")
+        hostile = Hostile(per_kind=22)
+        time.sleep(2)
+        times = []
+        for _ in range(20):
+            ans, secs = hook_answer(sock)
+            check(ans.startswith("fail"), "the hook's answer: %r" % ans)
+            times.append(secs)
+            time.sleep(0.1)
+        times.sort()
+        print("  hook answers under %d hostile metrics connections: p50 %.3f s, max %.3f s"
+              % (hostile.opened, times[len(times) // 2], times[-1]))
+        check(hostile.opened >= 64, "the hostile clients connected %d times" % hostile.opened)
+        check(times[-1] < 1.0, "a hook answer took %.2f s with metrics clients holding on"
+              % times[-1])
+        hostile.stop()
+        hostile = None
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if "ok" in healthz(timeout=3):
+                    break
+            except OSError:
+                pass
+            check(time.monotonic() < deadline, "/healthz after the clients left")
+            time.sleep(0.2)
+        check(d.poll() is None, "the daemon is still running")
+    finally:
+        if hostile:
+            hostile.stop()
+        d.terminate()
+        d.wait(timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 TESTS = [
     test_help_and_usage_of_every_command,
     test_bad_numbers_and_missing_options,
     test_version_is_the_pinned_build,
     test_missing_capabilities_are_named,
     test_selftest_says_each_route_verdict,
+    test_metrics_clients_cannot_hold_the_hook,
 ]
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 #define BW_DAEMON_H
 
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -75,6 +76,24 @@ struct d_metrics {
 	uint64_t reloads, reload_errors;
 };
 
+/*
+ * A metrics client being served (metrics.c): the loop reads its request and
+ * writes its answer as the socket lets it, never waiting on it; at its
+ * deadline it is closed, whatever it has done.
+ */
+#define D_METRICS_CONNS	      16
+#define D_METRICS_DEADLINE_MS 2000
+#define D_METRICS_REQ	      1024
+
+struct d_mconn {
+	int fd;	       /* -1: free */
+	long deadline; /* bw_now_ms() */
+	size_t n;      /* request bytes so far */
+	char req[D_METRICS_REQ];
+	char *out; /* the answer, once the request is whole */
+	size_t out_len, out_off;
+};
+
 struct daemon {
 	struct bw_maps maps;
 	bool lsm;	 /* BPF LSM available: file and exec rules can be enforced */
@@ -103,6 +122,11 @@ struct daemon {
 	int cg_watch;
 	bool reap_poll;
 	struct d_metrics metrics;
+	struct d_mconn mconns[D_METRICS_CONNS];
+	/* The last /metrics text and when it was made: made at most once a second. */
+	char *mtext;
+	size_t mtext_len;
+	long mtext_at;
 };
 
 extern const unsigned d_latency_bounds_ms[D_LATENCY_BUCKETS];
@@ -142,6 +166,14 @@ void d_server_accept(struct daemon *d, int fd);
 void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_counters *c,
 		      uint64_t ops[BW_OPSTATS_PER_SLOT]);
 int d_metrics_open(const char *addr);
-void d_metrics_serve(struct daemon *d, int fd);
+/* Every client waiting on the listening socket fd: taken in, or closed past the cap. */
+void d_metrics_accept(struct daemon *d, int fd);
+/* The clients' descriptors to poll, from fds (room for D_METRICS_CONNS); how many. */
+size_t d_metrics_pollfds(struct daemon *d, struct pollfd *fds);
+/* After poll: what those clients let us do, and those past their deadline closed. */
+void d_metrics_io(struct daemon *d, const struct pollfd *fds, size_t n);
+/* The nearest client deadline (bw_now_ms()), 0 if none. */
+long d_metrics_deadline(const struct daemon *d);
+void d_metrics_close_all(struct daemon *d);
 
 #endif

@@ -8,6 +8,13 @@
  * had; the rest from the daemon. Labels are bounded: profile, operation,
  * mode, result, reason, map; a per-container series only with
  * --per-pod-metrics.
+ *
+ * Served from the daemon's one loop, which also answers bpfwarden-hook, so
+ * nothing here ever waits on a client: sockets are non-blocking, a request
+ * is read and its answer written as far as each socket allows at each turn
+ * of the loop, every client is closed at its deadline
+ * (D_METRICS_DEADLINE_MS) whatever it did, those past D_METRICS_CONNS are
+ * closed as they come, and the text is made at most once a second.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -24,6 +31,7 @@
 
 #include "daemon.h"
 #include "event_line.h"
+#include "session.h"
 #include "util.h"
 
 int d_metrics_open(const char *addr)
@@ -423,47 +431,181 @@ out:
 	prog_stats(d, t);
 }
 
-void d_metrics_serve(struct daemon *d, int lfd)
+/* The /metrics text, made again when older than a second (a client cannot make it hot). */
+static int metrics_text(struct daemon *d, const char **text, size_t *len)
 {
-	struct timeval tv = {.tv_sec = 2};
-	struct text t = {.buf = malloc(16384), .cap = 16384};
-	char req[2048], head[256];
-	ssize_t n = 0, r;
-	int fd, status = 200;
-	const char *body;
+	struct text t;
+	long now = bw_now_ms();
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0 || !t.buf) {
-		if (fd >= 0)
-			close(fd);
-		free(t.buf);
+	if (!d->mtext || now - d->mtext_at >= 1000) {
+		t.buf = malloc(16384);
+		t.cap = 16384;
+		t.len = 0;
+		if (!t.buf)
+			return -ENOMEM;
+		t.buf[0] = '\0';
+		render(d, &t);
+		free(d->mtext);
+		d->mtext = t.buf;
+		d->mtext_len = strlen(t.buf);
+		d->mtext_at = now;
+	}
+	*text = d->mtext;
+	*len = d->mtext_len;
+	return 0;
+}
+
+static void mconn_close(struct d_mconn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->out);
+	c->fd = -1;
+	c->out = NULL;
+	c->n = c->out_len = c->out_off = 0;
+}
+
+/* The request is whole (or as long as one may be): its answer, to be written. */
+static void mconn_answer(struct daemon *d, struct d_mconn *c)
+{
+	const char *body = "not found: GET /metrics or /healthz\n";
+	size_t blen, hlen;
+	char head[256];
+	int status = 404;
+
+	c->req[c->n] = '\0';
+	blen = strlen(body);
+	if (!strncmp(c->req, "GET /metrics ", 13) || !strncmp(c->req, "GET /metrics?", 13)) {
+		if (metrics_text(d, &body, &blen)) {
+			mconn_close(c);
+			return;
+		}
+		status = 200;
+	} else if (!strncmp(c->req, "GET /healthz ", 13)) {
+		body = "ok\n";
+		blen = 3;
+		status = 200;
+	}
+	hlen = (size_t)snprintf(
+	    head, sizeof(head),
+	    "HTTP/1.1 %d %s\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	    status, status == 200 ? "OK" : "Not Found", blen);
+	c->out = malloc(hlen + blen);
+	if (!c->out) {
+		mconn_close(c);
 		return;
 	}
-	t.buf[0] = '\0';
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (n < (ssize_t)sizeof(req) - 1 && (r = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
-		n += r;
-		req[n] = '\0';
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
+	memcpy(c->out, head, hlen);
+	memcpy(c->out + hlen, body, blen);
+	c->out_len = hlen + blen;
+	c->out_off = 0;
+}
+
+void d_metrics_accept(struct daemon *d, int lfd)
+{
+	size_t i;
+	int fd;
+
+	/* Every client waiting: one left in the backlog would wake the loop again. */
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		for (i = 0; i < D_METRICS_CONNS && d->mconns[i].fd >= 0; i++)
+			;
+		if (i == D_METRICS_CONNS) {
+			/* Past the cap: refused at once, the loop owes it nothing. */
+			close(fd);
+			continue;
+		}
+		d->mconns[i].fd = fd;
+		d->mconns[i].deadline = bw_now_ms() + D_METRICS_DEADLINE_MS;
 	}
-	req[n > 0 ? n : 0] = '\0';
-	if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics?", 13)) {
-		render(d, &t);
-		body = t.buf;
-	} else if (!strncmp(req, "GET /healthz ", 13)) {
-		body = "ok\n";
-	} else {
-		status = 404;
-		body = "not found: GET /metrics or /healthz\n";
+}
+
+size_t d_metrics_pollfds(struct daemon *d, struct pollfd *fds)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < D_METRICS_CONNS; i++)
+		if (d->mconns[i].fd >= 0)
+			fds[n++] = (struct pollfd){.fd = d->mconns[i].fd,
+						   .events = d->mconns[i].out ? POLLOUT : POLLIN};
+	return n;
+}
+
+static void mconn_io(struct daemon *d, struct d_mconn *c, short revents)
+{
+	ssize_t r;
+
+	if (revents & (POLLERR | POLLNVAL)) {
+		mconn_close(c);
+		return;
 	}
-	snprintf(head, sizeof(head),
-		 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-		 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-		 status, status == 200 ? "OK" : "Not Found", strlen(body));
-	if (write(fd, head, strlen(head)) < 0 || write(fd, body, strlen(body)) < 0)
-		bw_dbg("cannot answer a metrics request: %s", strerror(errno));
-	close(fd);
-	free(t.buf);
+	if (!c->out && (revents & (POLLIN | POLLHUP))) {
+		r = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
+		if (r <= 0) {
+			if (r == 0 || (errno != EAGAIN && errno != EINTR))
+				mconn_close(c);
+			return;
+		}
+		c->n += (size_t)r;
+		c->req[c->n] = '\0';
+		if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n") ||
+		    c->n == sizeof(c->req) - 1)
+			mconn_answer(d, c);
+		return;
+	}
+	if (c->out && (revents & POLLOUT)) {
+		r = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (r <= 0) {
+			mconn_close(c);
+			return;
+		}
+		c->out_off += (size_t)r;
+		if (c->out_off == c->out_len)
+			mconn_close(c);
+	}
+}
+
+void d_metrics_io(struct daemon *d, const struct pollfd *fds, size_t n)
+{
+	long now = bw_now_ms();
+	size_t i, j;
+
+	for (i = 0; i < D_METRICS_CONNS; i++) {
+		struct d_mconn *c = &d->mconns[i];
+
+		if (c->fd < 0)
+			continue;
+		for (j = 0; j < n; j++)
+			if (fds[j].fd == c->fd) {
+				if (fds[j].revents)
+					mconn_io(d, c, fds[j].revents);
+				break;
+			}
+		if (c->fd >= 0 && now >= c->deadline)
+			mconn_close(c);
+	}
+}
+
+long d_metrics_deadline(const struct daemon *d)
+{
+	long first = 0;
+	size_t i;
+
+	for (i = 0; i < D_METRICS_CONNS; i++)
+		if (d->mconns[i].fd >= 0 && (!first || d->mconns[i].deadline < first))
+			first = d->mconns[i].deadline;
+	return first;
+}
+
+void d_metrics_close_all(struct daemon *d)
+{
+	size_t i;
+
+	for (i = 0; i < D_METRICS_CONNS; i++)
+		mconn_close(&d->mconns[i]);
+	free(d->mtext);
+	d->mtext = NULL;
 }
