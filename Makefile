@@ -193,13 +193,26 @@ $(BUILD)/fuzz/fuzz_profile: $(FUZZ_SRCS) $(wildcard include/*.h policy/*.h user/
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-D_GNU_SOURCE -Iinclude -Ipolicy -Iuser $(shell pkg-config --cflags mount 2>/dev/null) $(FUZZ_SRCS) $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
 
-fuzz: $(BUILD)/fuzz/fuzz_profile
-	$(call msg,FUZZ,$(FUZZ_SECONDS)s)
-	$(Q)mkdir -p $(BUILD)/fuzz/corpus
+# What the hook and the daemon read from a runtime and from each other.
+FUZZ_HOOK_SRCS := tests/fuzz/fuzz_hook.c hook/json.c hook/proto.c hook/select.c hook/runtime.c
+$(BUILD)/fuzz/fuzz_hook: $(FUZZ_HOOK_SRCS) $(wildcard hook/*.h)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-D_GNU_SOURCE -Ihook $(FUZZ_HOOK_SRCS) -lm -o $@
+
+fuzz: $(BUILD)/fuzz/fuzz_profile $(BUILD)/fuzz/fuzz_hook
+	$(call msg,FUZZ,profiles $(FUZZ_SECONDS)s)
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/hook-corpus
 	$(Q)$(BUILD)/fuzz/fuzz_profile -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 		-print_final_stats=0 $(BUILD)/fuzz/corpus tests/fuzz/seeds 2>$(BUILD)/fuzz/log || \
 		{ tail -50 $(BUILD)/fuzz/log; exit 1; }
 	$(Q)grep -E '^(#[0-9]+ *DONE|Done)' $(BUILD)/fuzz/log | tail -1
+	$(call msg,FUZZ,the hook's readers $(FUZZ_SECONDS)s)
+	$(Q)$(BUILD)/fuzz/fuzz_hook -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+		-print_final_stats=0 $(BUILD)/fuzz/hook-corpus tests/fuzz/hook-seeds \
+		2>$(BUILD)/fuzz/hook-log || { tail -50 $(BUILD)/fuzz/hook-log; exit 1; }
+	$(Q)grep -E '^(#[0-9]+ *DONE|Done)' $(BUILD)/fuzz/hook-log | tail -1
 
 check: unit fuzz
 

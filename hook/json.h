@@ -4,8 +4,8 @@
  * state, a bundle's config.json, an NRI v0.1 request. The whole text is
  * parsed into a tree (strings decoded to UTF-8, NUL-terminated); lookups
  * walk it. Bounded: nesting depth BWJ_DEPTH_MAX, any input is either a
- * tree or an error with its byte offset, never a crash (fuzzed through the
- * unit tests' malformed fixtures).
+ * tree or an error with its byte offset, never a crash (tests/fuzz/fuzz_hook.c
+ * fuzzes it with what is built on it).
  */
 #ifndef BW_HOOK_JSON_H
 #define BW_HOOK_JSON_H
