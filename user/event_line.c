@@ -7,7 +7,9 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -297,17 +299,23 @@ static void put_guard(struct jw *w, unsigned op, const char *data, size_t len)
 	jw_end(w);
 }
 
-static void put_args(struct jw *w, const char *a, size_t len)
+static void put_args(struct jw *w, const char *args, size_t len)
 {
-	const char *end = a + len;
+	const char *end = args + len, *a;
+	bool exact = true;
 
 	jw_arr(w, "args");
-	while (a < end) {
-		size_t l = strnlen(a, end - a);
-
-		jw_strn(w, NULL, a, l);
-		a += l + 1;
+	for (a = args; a < end; a += strnlen(a, end - a) + 1) {
+		jw_strn(w, NULL, a, strnlen(a, end - a));
+		exact = exact && jw_utf8_valid(a, strnlen(a, end - a));
 	}
+	jw_end_arr(w);
+	if (exact)
+		return;
+	/* An argument that is not UTF-8: every argument's bytes, as args_b64. */
+	jw_arr(w, "args_b64");
+	for (a = args; a < end; a += strnlen(a, end - a) + 1)
+		jw_b64(w, NULL, a, strnlen(a, end - a));
 	jw_end_arr(w);
 }
 
@@ -336,6 +344,28 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 	jw_str(w, "rule", buf);
 }
 
+static char node_name[256];
+
+void bw_event_set_node(const char *name)
+{
+	snprintf(node_name, sizeof(node_name), "%s", name);
+}
+
+const char *bw_event_node(void)
+{
+	const char *env;
+
+	if (!node_name[0]) {
+		/* A DaemonSet gives the node's name (spec.nodeName); else the host's. */
+		env = getenv("NODE_NAME");
+		if (env && env[0])
+			bw_event_set_node(env);
+		else if (gethostname(node_name, sizeof(node_name) - 1))
+			bw_event_set_node("unknown");
+	}
+	return node_name;
+}
+
 void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, const char *exe,
 		     int64_t boot_to_real_ns, const struct bw_event_src *src)
 {
@@ -355,6 +385,7 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 	jw_begin(w);
 	put_ts(w, (int64_t)ev->ts_boot_ns + boot_to_real_ns);
 	jw_str(w, "type", type_name(ev->type));
+	jw_str(w, "node", bw_event_node());
 	jw_str(w, "op", bw_op_name(ev->op));
 	jw_str(w, "decision", ev->decision == BW_V_DENY ? "deny" : "allow");
 	jw_str(w, "mode", mode_name(ev->mode));
@@ -427,6 +458,7 @@ void bw_event_format_lost(struct jw *w, int64_t real_ns, uint64_t count, const c
 	jw_begin(w);
 	put_ts(w, real_ns);
 	jw_str(w, "type", "lost");
+	jw_str(w, "node", bw_event_node());
 	jw_u64(w, "count", count);
 	jw_str(w, "reason", reason);
 	put_cgroup(w, src->cgroup_id, src->cgroup_path);
@@ -441,6 +473,7 @@ void bw_event_format_agent(struct jw *w, int64_t real_ns, const char *msg,
 	jw_begin(w);
 	put_ts(w, real_ns);
 	jw_str(w, "type", "agent");
+	jw_str(w, "node", bw_event_node());
 	jw_str(w, "msg", msg);
 	put_cgroup(w, src->cgroup_id, src->cgroup_path);
 	put_profile(w, src->profile);

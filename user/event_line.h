@@ -44,6 +44,13 @@ void bw_event_format_lost(struct jw *w, int64_t real_ns, uint64_t count, const c
 void bw_event_format_agent(struct jw *w, int64_t real_ns, const char *msg,
 			   const struct bw_event_src *src);
 
+/*
+ * The `node` of every record: $NODE_NAME when set (the DaemonSet sets it
+ * from spec.nodeName), else the host name; bw_event_set_node overrides it.
+ */
+const char *bw_event_node(void);
+void bw_event_set_node(const char *name);
+
 /* The `op` of a record (enum bw_op): "open", "rename", ... */
 const char *bw_op_name(unsigned op);
 

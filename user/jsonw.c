@@ -121,11 +121,58 @@ void jw_escape(struct jw *w, const char *str, size_t n)
 			put(w, str + i, l);
 			i += l;
 		} else {
-			snprintf(tmp, sizeof(tmp), "\\udc%02x", c);
-			put(w, tmp, 6);
+			/* Not UTF-8: U+FFFD for the byte (jw_strn keeps the bytes beside). */
+			put(w, "\\ufffd", 6);
 			i++;
 		}
 	}
+}
+
+static void key(struct jw *w, const char *k);
+
+bool jw_utf8_valid(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, l;
+
+	while (i < n) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		l = utf8_len(s + i, n - i);
+		if (!l)
+			return false;
+		i += l;
+	}
+	return true;
+}
+
+void jw_b64(struct jw *w, const char *k, const char *str, size_t n)
+{
+	static const char abc[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = (const unsigned char *)str;
+	char q[4];
+	size_t i;
+
+	key(w, k);
+	putc_(w, '"');
+	for (i = 0; i + 2 < n; i += 3) {
+		q[0] = abc[s[i] >> 2];
+		q[1] = abc[(s[i] & 3) << 4 | s[i + 1] >> 4];
+		q[2] = abc[(s[i + 1] & 15) << 2 | s[i + 2] >> 6];
+		q[3] = abc[s[i + 2] & 63];
+		put(w, q, 4);
+	}
+	if (i < n) {
+		q[0] = abc[s[i] >> 2];
+		q[1] = abc[(s[i] & 3) << 4 | (i + 1 < n ? s[i + 1] >> 4 : 0)];
+		q[2] = i + 1 < n ? abc[(s[i + 1] & 15) << 2] : '=';
+		q[3] = '=';
+		put(w, q, 4);
+	}
+	putc_(w, '"');
 }
 
 static void key(struct jw *w, const char *k)
@@ -176,10 +223,17 @@ void jw_end_arr(struct jw *w)
 
 void jw_strn(struct jw *w, const char *k, const char *s, size_t n)
 {
+	char kb[64];
+
 	key(w, k);
 	putc_(w, '"');
 	jw_escape(w, s, n);
 	putc_(w, '"');
+	/* Bytes that are not UTF-8: the exact ones beside, as KEY_b64. */
+	if (k && !jw_utf8_valid(s, n) && strlen(k) + 5 <= sizeof(kb)) {
+		snprintf(kb, sizeof(kb), "%s_b64", k);
+		jw_b64(w, kb, s, n);
+	}
 }
 
 void jw_str(struct jw *w, const char *k, const char *s)

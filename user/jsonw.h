@@ -12,6 +12,7 @@
 #ifndef BW_JSONW_H
 #define BW_JSONW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +31,16 @@ void jw_obj(struct jw *w, const char *key); /* "key":{ */
 void jw_arr(struct jw *w, const char *key); /* "key":[ ; values take a NULL key */
 void jw_end_arr(struct jw *w);		    /* ] */
 void jw_str(struct jw *w, const char *key, const char *s);
+/*
+ * A string of bytes: UTF-8 as it is; each byte that is not part of valid
+ * UTF-8 becomes U+FFFD, and then (a key given) the exact bytes follow in a
+ * second field, KEY_b64, base64 with padding: strict parsers take the line,
+ * and nothing is lost.
+ */
 void jw_strn(struct jw *w, const char *key, const char *s, size_t n);
+bool jw_utf8_valid(const char *s, size_t n);
+/* "key": the base64 (with padding) of n bytes of s. */
+void jw_b64(struct jw *w, const char *key, const char *s, size_t n);
 void jw_u64(struct jw *w, const char *key, uint64_t v);
 void jw_bool(struct jw *w, const char *key, int v);
 /* Append the escaped bytes of s, without quotes (exposed for tests). */

@@ -102,15 +102,34 @@ def profile(text, name="t"):
     return path
 
 
+def strict_strings(v, where):
+    """Every string of a parsed record is text a strict parser keeps: no lone
+    surrogate (json.loads lets "\\udcff" through, serde_json does not)."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            strict_strings(k, where)
+            strict_strings(x, where)
+    elif isinstance(v, list):
+        for x in v:
+            strict_strings(x, where)
+    elif isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Failure("%s: a string that is not UTF-8: %r" % (where, v))
+
+
 def events(log):
-    """The records of a JSON Lines log; every line must parse."""
+    """The records of a JSON Lines log; every line must parse, strictly."""
     out = []
     if not os.path.exists(log):
         return out
-    with open(log, encoding="utf-8", errors="surrogateescape") as f:
+    with open(log, encoding="utf-8", errors="strict") as f:
         for n, line in enumerate(f, 1):
             check(line.endswith("\n"), "%s:%d: partial line %r" % (log, n, line))
-            out.append(json.loads(line))
+            rec = json.loads(line)
+            strict_strings(rec, "%s:%d" % (log, n))
+            out.append(rec)
     return out
 
 

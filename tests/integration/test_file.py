@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """File enforcement end to end: real syscalls from C, shell and Python
 (ctypes) in governed cgroups, checked by errno, file contents and events."""
+import base64
 import json
 import os
 import signal
@@ -57,6 +58,25 @@ def test_exact_and_subtree():
         ("open", S, "r", "default"),
     ])
     check_eq(r.rc, 13, "exit status of the last failed operation")
+
+
+def test_path_not_utf8_is_exact_in_the_log():
+    """A denied file whose name is not UTF-8 (caf + a Latin-1 e-acute): the
+    deny event's path has U+FFFD for the byte and path_b64 the name's exact
+    bytes, and the line is strict UTF-8 (bwtest.events reads every line so)."""
+    name = S.encode() + b"/latin1/caf\xe9"
+    os.makedirs(os.path.dirname(name), exist_ok=True)
+    with open(name, "w") as f:
+        f.write("x\n")
+    p = profile("default allow\ndeny file r %s/latin1/**\n" % S)
+    r = run(p, ["/usr/bin/python3", "-c", "import os, sys\ntry:\n"
+                "    open(os.fsencode(sys.argv[1])).close()\n    print('OK')\n"
+                "except OSError as e:\n    print('ERR', e.errno)", os.fsdecode(name)])
+    check_eq(r.stdout.split(), ["ERR", "13"], "the read (stderr %s)" % r.stderr)
+    named = [e for e in r.events if e["type"] == "deny" and "path_b64" in e]
+    check_eq(len(named), 1, "deny events with path_b64: %r" % r.events)
+    check_eq(base64.b64decode(named[0]["path_b64"]), name, "the exact bytes")
+    check_eq(named[0]["path"], S + "/latin1/caf\ufffd", "the text")
 
 
 def test_r_versus_w():
@@ -838,6 +858,7 @@ def test_bad_profile_changes_nothing():
 
 
 TESTS = [
+    test_path_not_utf8_is_exact_in_the_log,
     test_exact_and_subtree,
     test_r_versus_w,
     test_most_specific_and_deny_ties,

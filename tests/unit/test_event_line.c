@@ -98,6 +98,8 @@ static const struct example {
      37, "mv", "/usr/bin/mv", "/etc/ssh/sshd_config"},
     {"file: by_inode", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, BW_EVF_INODE_PIN, 2, 74,
      .path = "/tmp/job/shadow-link"},
+    {"file: a name that is not UTF-8", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2,
+     1221, "cat", "/usr/bin/cat", "/srv/caf\xe9"},
     {"file: real_path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R,
      BW_EVF_INODE_PIN | BW_EVF_REAL, 2, 1184, "cat", "/usr/bin/cat", "/key",
      .real_path = "/srv/jail/key"},
@@ -236,6 +238,8 @@ static struct bw_event record(const struct example *x)
 static void format(struct jw *w, const struct example *x)
 {
 	struct bw_event ev = record(x);
+
+	bw_event_set_node("node-1");
 	char data[1024];
 	size_t len = 0;
 
@@ -394,10 +398,11 @@ START_TEST(unknown_values_are_named_so)
 	char *line;
 
 	jw_init(&w);
+	bw_event_set_node("node-1");
 	bw_event_format(&w, &ev, "", "", 0, &src);
 	line = strndup(w.buf, w.len);
 	jw_free(&w);
-	ck_assert_ptr_nonnull(strstr(line, "\"type\":\"unknown\",\"op\":\"unknown\""));
+	ck_assert_ptr_nonnull(strstr(line, "\"type\":\"unknown\",\"node\":\"node-1\",\"op\":\"unknown\""));
 	ck_assert_ptr_nonnull(strstr(line, "\"mode\":\"unknown\""));
 	ck_assert_ptr_nonnull(strstr(line, "\"rule\":\"#99\""));
 	free(line);

@@ -31,18 +31,48 @@ START_TEST(escapes)
 }
 END_TEST
 
-START_TEST(invalid_utf8_is_surrogate_escaped)
+START_TEST(invalid_utf8_is_replaced)
 {
 	ck_assert_str_eq(esc("a\xff"
 			     "b",
 			     3),
-			 "a\\udcffb");
+			 "a\\ufffdb");
 	/* overlong '/', a lone continuation byte, a truncated sequence */
-	ck_assert_str_eq(esc("\xc0\xaf", 2), "\\udcc0\\udcaf");
-	ck_assert_str_eq(esc("\x80", 1), "\\udc80");
-	ck_assert_str_eq(esc("\xe2\x82", 2), "\\udce2\\udc82");
+	ck_assert_str_eq(esc("\xc0\xaf", 2), "\\ufffd\\ufffd");
+	ck_assert_str_eq(esc("\x80", 1), "\\ufffd");
+	ck_assert_str_eq(esc("\xe2\x82", 2), "\\ufffd\\ufffd");
 	/* an encoded surrogate is not UTF-8 either */
-	ck_assert_str_eq(esc("\xed\xa0\x80", 3), "\\udced\\udca0\\udc80");
+	ck_assert_str_eq(esc("\xed\xa0\x80", 3), "\\ufffd\\ufffd\\ufffd");
+	ck_assert(jw_utf8_valid("caf\xc3\xa9", 5));
+	ck_assert(!jw_utf8_valid("\xed\xa0\x80", 3));
+}
+END_TEST
+
+/* The exact bytes beside, in base64: every length's padding, and a round trip. */
+START_TEST(invalid_utf8_keeps_its_bytes)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *line;
+	} cases[] = {
+	    {"/a\xff", 3, "{\"path\":\"/a\\ufffd\",\"path_b64\":\"L2H/\"}"},
+	    {"\xff", 1, "{\"path\":\"\\ufffd\",\"path_b64\":\"/w==\"}"},
+	    {"a\xfe", 2, "{\"path\":\"a\\ufffd\",\"path_b64\":\"Yf4=\"}"},
+	    {"ok", 2, "{\"path\":\"ok\"}"},
+	};
+	struct jw w;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		jw_init(&w);
+		jw_begin(&w);
+		jw_strn(&w, "path", cases[i].in, cases[i].n);
+		jw_end(&w);
+		ck_assert_uint_eq(w.len, strlen(cases[i].line));
+		ck_assert(!memcmp(w.buf, cases[i].line, w.len));
+		jw_free(&w);
+	}
 }
 END_TEST
 
@@ -123,7 +153,8 @@ Suite *jsonw_suite(void)
 	TCase *tc = tcase_create("escaping");
 
 	tcase_add_test(tc, escapes);
-	tcase_add_test(tc, invalid_utf8_is_surrogate_escaped);
+	tcase_add_test(tc, invalid_utf8_is_replaced);
+	tcase_add_test(tc, invalid_utf8_keeps_its_bytes);
 	tcase_add_test(tc, object_layout);
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, lines_gathered_and_flushed);
