@@ -165,6 +165,6 @@ int bw_command_main(const struct bw_command *c, int argc, char **argv)
 	if (err == BW_PARSE_DONE)
 		return 0;
 	if (err)
-		return 2;
+		return c->usage_status ? c->usage_status : BW_EXIT_USAGE;
 	return c->run(&o);
 }

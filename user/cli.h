@@ -133,7 +133,18 @@ struct bw_command {
 	const struct argp *argp;
 	int (*run)(struct bw_opts *o); /* returns the exit status */
 	unsigned argp_flags;	       /* ARGP_IN_ORDER: options stop at the first argument */
+	int usage_status;	       /* for a bad command line; 0: BW_EXIT_USAGE */
 };
+
+/*
+ * Exit statuses (docs/operations.md, "Exit statuses"). `run` passes CMD's
+ * own on, so its own failures take those env(1), timeout(1) and podman use,
+ * which no ordinary command returns for itself.
+ */
+#define BW_EXIT_USAGE	   2   /* a bad command line (every command but run) */
+#define BW_EXIT_RUN_FAILED 125 /* run: bpfwarden itself failed, CMD did not start */
+#define BW_EXIT_CANNOT_RUN 126 /* run: CMD found but not runnable, or refused by the profile */
+#define BW_EXIT_NOT_FOUND  127 /* run: CMD not found */
 
 extern const struct bw_command bw_cmd_run, bw_cmd_attach, bw_cmd_detach, bw_cmd_mode, bw_cmd_learn,
     bw_cmd_audit, bw_cmd_status, bw_cmd_check, bw_cmd_reset, bw_cmd_daemon, bw_cmd_selftest,

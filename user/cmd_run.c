@@ -62,8 +62,9 @@ static void launch(int cgfd, char **argv, int out)
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		execvp(argv[0], argv);
-		fprintf(stderr, "bpfwarden: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		ret = errno;
+		fprintf(stderr, "bpfwarden: cannot run %s: %s\n", argv[0], strerror(ret));
+		_exit(ret == ENOENT || ret == ENOTDIR ? BW_EXIT_NOT_FOUND : BW_EXIT_CANNOT_RUN);
 	}
 out:
 	_exit(write(out, &ret, sizeof(ret)) == sizeof(ret) ? 0 : 1);
@@ -214,13 +215,13 @@ static int run(struct bw_opts *o)
 	ret = bw_session_prepare(&s, o);
 	if (ret) {
 		bw_session_end(&s);
-		return ret;
+		return BW_EXIT_RUN_FAILED;
 	}
 	if (o->output) {
 		learned = bw_learn_new();
 		if (!learned) {
 			bw_session_end(&s);
-			return 1;
+			return BW_EXIT_RUN_FAILED;
 		}
 		s.ev.on_learn = bw_learn_event;
 		s.ev.learn_ctx = learned;
@@ -229,22 +230,22 @@ static int run(struct bw_opts *o)
 	if (ret) {
 		bw_err("cannot create a cgroup for the command: %s", strerror(-ret));
 		bw_session_end(&s);
-		return 1;
+		return BW_EXIT_RUN_FAILED;
 	}
 	if (bw_session_govern(&s, cgdir)) {
 		rmdir(cgdir);
 		bw_session_end(&s);
-		return 1;
+		return BW_EXIT_RUN_FAILED;
 	}
 
 	bw_session_signals(true);
 	ret = inherited_doors(&s);
 	loop.child = ret ? ret : spawn_in_cgroup(cgdir, argv, &loop.child_fd);
 	if (ret) {
-		exit_code = 1;
+		exit_code = BW_EXIT_RUN_FAILED;
 	} else if (loop.child < 0) {
 		bw_err("cannot start %s in %s: %s", argv[0], cgdir, strerror(-loop.child));
-		exit_code = 1;
+		exit_code = BW_EXIT_RUN_FAILED;
 	} else {
 		bw_session_loop(&s, &loop);
 		close(loop.child_fd);
@@ -269,7 +270,7 @@ static int run(struct bw_opts *o)
 		bw_learn_min_children = o->min_children;
 		bw_learn_flags = o->learn_flags;
 		if (bw_learn_save(learned, o->output, argv[0]))
-			exit_code = exit_code ? exit_code : 1;
+			exit_code = exit_code ? exit_code : BW_EXIT_RUN_FAILED;
 		bw_learn_free(learned);
 	}
 	return exit_code;
@@ -302,8 +303,9 @@ static const struct argp argp = {
     options, parse, "-- CMD [ARG...]",
     "Run a command under a profile. CMD starts in a new cgroup, governed before CMD's first "
     "instruction; when it exits, the cgroup is emptied and removed, and the exit status is "
-    "CMD's.\v"
+    "CMD's (128+N if a signal N ended it); bpfwarden's own failure is 125, a CMD that cannot "
+    "run or that the profile refuses 126, a CMD not found 127.\v"
     "With --mode learn, nothing is blocked but what the profile denies, and --output writes "
     "what CMD did as a profile. The first argument that is not an option starts CMD."};
 
-const struct bw_command bw_cmd_run = {"run", &argp, run, ARGP_IN_ORDER};
+const struct bw_command bw_cmd_run = {"run", &argp, run, ARGP_IN_ORDER, BW_EXIT_RUN_FAILED};

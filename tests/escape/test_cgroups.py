@@ -174,7 +174,7 @@ def test_leave_through_a_descriptor_opened_outside():
     try:
         os.set_inheritable(fd, True)
         r = sandbox(profile(ALLOW_ALL), [CGOP, "write-fd", str(fd)], pass_fds=(fd,))
-        check(r.rc == 1 and not r.stdout and "not starting the command" in r.stderr
+        check(r.rc == 125 and not r.stdout and "not starting the command" in r.stderr
               and "cgroup.procs" in r.stderr,
               what + ": run should refuse to start the command (rc %d, stdout %r, stderr %s)"
               % (r.rc, r.stdout, r.stderr.strip()))

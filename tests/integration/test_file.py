@@ -795,9 +795,19 @@ def test_on_deny_kill_ends_the_whole_cgroup():
 
 
 def test_run_exit_status_and_cleanup():
+    """run returns CMD's status; like env(1) and podman, 127 for a CMD not
+    found, 126 for one that cannot run (not executable, or refused by the
+    profile), 125 for its own failure (a profile that does not parse)."""
     p = profile("default allow\n")
     r = run(p, ["sh", "-c", "exit 7"])
     check_eq(r.rc, 7, "exit status of the command")
+    check_eq(run(p, [S + "/no-such-program"]).rc, 127, "a command not found")
+    write(S + "/not-executable", "#!/bin/sh\n")
+    check_eq(run(p, [S + "/not-executable"]).rc, 126, "a command not executable")
+    r = run(profile("default allow\ndeny exec /usr/bin/true\n"), ["/usr/bin/true"])
+    check_eq(r.rc, 126, "a command the profile refuses (%s)" % r.stderr.strip())
+    check_eq(run(profile("default allow\nallow file q /x\n"), ["true"]).rc, 125,
+             "a profile that does not parse")
     left = os.listdir(os.path.join(cgroup_root(), "bpfwarden"))
     check_eq([d for d in left if d.startswith("run-")], [], "run cgroups left behind")
     st = subprocess.run([BW, "status"], capture_output=True, text=True).stdout
@@ -837,7 +847,7 @@ def test_bad_profile_changes_nothing():
             "allow net connect tcp 127.0.0.1:%d\n" % (1000 + i) for i in range(40)))
         for bad, where in ((bad_parse, bad_parse + ":3:"), (bad_compile, bad_compile + ":")):
             r = run(bad, ["true"])
-            check_eq(r.rc, 1, "run with a bad profile: exit status")
+            check_eq(r.rc, 125, "run with a bad profile: exit status")
             check(where in r.stderr, "diagnostic names the line: " + r.stderr)
             out = subprocess.run([BW, "attach", "--cgroup", cg, "--profile", bad],
                                  capture_output=True, text=True, timeout=30)
