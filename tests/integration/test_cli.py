@@ -68,7 +68,7 @@ def test_help_and_usage_of_every_command():
         check_eq(u.returncode, 0, "%s --usage status" % name)
         check(u.stdout.startswith("Usage: bpfwarden %s [-" % name), "%s --usage:\n%s" % (name, u.stdout))
         bad = bw(name, "--no-such-option")
-        check_eq(bad.returncode, 2, "%s with a bad option" % name)
+        check_eq(bad.returncode, 125 if name == "run" else 2, "%s with a bad option" % name)
         check("unrecognized option '--no-such-option'" in bad.stderr
               and "Try `bpfwarden %s --help'" % name in bad.stderr, "%s: %s" % (name, bad.stderr))
     r = bw("frobnicate")
