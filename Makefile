@@ -115,7 +115,7 @@ $(BUILD)/user/%.o: user/%.c | $(SKELS) $(BUILD)/version.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/hook/%.o: hook/%.c
+$(BUILD)/hook/%.o: hook/%.c | $(BUILD)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@

@@ -36,6 +36,7 @@
 #include "cgroup.h"
 #include "jsonw.h"
 #include "proto.h"
+#include "version.h"
 #include "runtime.h"
 #include "select.h"
 
@@ -314,6 +315,16 @@ static int govern(struct bw_container *c)
 	}
 }
 
+static const char usage[] =
+    "Usage: bpfwarden-hook          (an OCI createRuntime hook: the state on stdin)\n"
+    "       bpfwarden-hook invoke   (an NRI v0.1 plugin: one request on stdin)\n"
+    "       bpfwarden-hook --help | --version\n"
+    "\n"
+    "Asks `bpfwarden daemon` (socket " BW_HOOK_SOCKET ") to govern the container\n"
+    "before its first instruction. Exits 0 when the container may start (governed,\n"
+    "not selected, or exempt), 1 when it must not; as an NRI plugin it always\n"
+    "prints an answer on standard output.\n";
+
 int main(int argc, char **argv)
 {
 	struct bw_container c;
@@ -322,6 +333,14 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int ret;
 
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--version")) {
+		printf("bpfwarden-hook %s\n", BW_VERSION);
+		return 0;
+	}
 	nri_mode = argc > 1 && !strcmp(argv[1], "invoke");
 	n = slurp(NULL, &in);
 	if (n < 0)

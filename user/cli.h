@@ -66,7 +66,9 @@ enum {
 #define BW_OPT_LOG                                                                                 \
 	{                                                                                          \
 		"log", 'l', "FILE", 0,                                                             \
-		    "Append the audit log (JSON Lines) to FILE, not standard error", 0             \
+		    "Append the audit log (JSON Lines) to FILE (- : standard output), not standard "  \
+		    "error",                                                                       \
+		    0                                                                              \
 	}
 #define BW_OPT_EVENT_RATE                                                                          \
 	{                                                                                          \

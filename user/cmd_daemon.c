@@ -241,7 +241,13 @@ static int daemon_main(struct bw_opts *o)
 	if (o->metrics_addr) {
 		mfd = d_metrics_open(o->metrics_addr);
 		if (mfd < 0) {
-			bw_err("cannot serve metrics on %s: %s", o->metrics_addr, strerror(-mfd));
+			if (mfd == -EINVAL)
+				bw_err("--metrics-addr %s: want HOST:PORT, [V6]:PORT or :PORT, the "
+				       "host numeric and the port from 1 to 65535",
+				       o->metrics_addr);
+			else
+				bw_err("cannot serve metrics on %s: %s", o->metrics_addr,
+				       strerror(-mfd));
 			goto out;
 		}
 	}

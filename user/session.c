@@ -98,7 +98,9 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 		return 1;
 	s->installed = true;
 
-	if (o->log) {
+	if (o->log && !strcmp(o->log, "-")) {
+		s->log_fd = dup(STDOUT_FILENO); /* `--log -`: standard output, as for every command */
+	} else if (o->log) {
 		s->log_fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (s->log_fd < 0) {
 			bw_err("cannot open log %s: %s", o->log, strerror(errno));

@@ -106,6 +106,32 @@ def test_bad_numbers_and_missing_options():
                  "exit status of %s (%s)" % (" ".join(args), r.stderr))
         check(want in r.stderr, "%s: want %r in:\n%s" % (" ".join(args), want, r.stderr))
         check_eq(r.stdout, "", "nothing on stdout for " + " ".join(args))
+    # The hook answers --help and --version instead of reading a state.
+    hook = os.path.join(os.path.dirname(BW), "bpfwarden-hook")
+    r = subprocess.run([hook, "--help"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    check(r.returncode == 0 and "bpfwarden-hook invoke" in r.stdout, "hook --help: %r" % r.stdout)
+    r = subprocess.run([hook, "--version"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL)
+    check(r.returncode == 0 and r.stdout.startswith("bpfwarden-hook "), "hook --version: %r"
+          % r.stdout)
+    # A port past 65535 is refused, not taken modulo 65536.
+    work = tempfile.mkdtemp(prefix="bw-addr-")
+    r = subprocess.run([BW, "daemon", "--policy-dir", work, "--socket", work + "/s", "--log",
+                        work + "/log", "--metrics-addr", "127.0.0.1:80800"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode != 0 and "port from 1 to 65535" in r.stderr,
+          "daemon --metrics-addr 127.0.0.1:80800: %d %s" % (r.returncode, r.stderr))
+    shutil.rmtree(work)
+    # `--log -` is standard output for run as for the daemon: no file named "-".
+    p = profile(NET_ONLY)
+    cwd = tempfile.mkdtemp(prefix="bw-log-")
+    r = subprocess.run([BW, "run", "--profile", p, "--log", "-", "--", "true"], cwd=cwd,
+                       capture_output=True, text=True, timeout=120)
+    check_eq(r.returncode, 0, "run --log - (%s)" % r.stderr)
+    check(any(json.loads(l).get("type") == "agent" for l in r.stdout.splitlines()),
+          "the agent's records on standard output: %r" % r.stdout)
+    check(not os.path.exists(os.path.join(cwd, "-")), "a file named - was made")
+    shutil.rmtree(cwd)
     # After the first argument, the options are the command's own.
     p = profile(NET_ONLY)
     r = bw("run", "--profile", p, "--", "sh", "-c", "echo $0 $1", "--mode", "x")

@@ -51,6 +51,10 @@ int d_metrics_open(const char *addr)
 	memcpy(host, addr, port - addr);
 	host[port - addr] = '\0';
 	port++;
+	/* A port is 1 to 65535, in digits: getaddrinfo would take 80800 as 15264. */
+	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 || atoi(port) < 1 ||
+	    atoi(port) > 65535)
+		return -EINVAL;
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
 		memmove(host, host + 1, strlen(host));
 		host[strlen(host) - 1] = '\0';
