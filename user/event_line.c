@@ -475,8 +475,11 @@ void bw_event_format_agent(struct jw *w, int64_t real_ns, const char *msg,
 	jw_str(w, "type", "agent");
 	jw_str(w, "node", bw_event_node());
 	jw_str(w, "msg", msg);
-	put_cgroup(w, src->cgroup_id, src->cgroup_path);
-	put_profile(w, src->profile);
+	/* The daemon speaking for itself names no cgroup and no profile. */
+	if (src->cgroup_id)
+		put_cgroup(w, src->cgroup_id, src->cgroup_path);
+	if (src->profile)
+		put_profile(w, src->profile);
 	put_k8s(w, src->k8s);
 	jw_end(w);
 }

@@ -52,6 +52,17 @@ static void ex_agent(struct jw *w)
 	    &src);
 }
 
+/* The daemon speaking for itself: no cgroup, no profile. */
+static void ex_agent_daemon(struct jw *w)
+{
+	struct bw_event_src own = {.cgroup_path = "/"};
+
+	bw_event_format_agent(w, BOOT_NS + BOOT_TO_REAL - 2000000000LL,
+			      "daemon started: 3 profiles from /etc/bpfwarden/profiles, 0 containers "
+			      "taken over, hook socket /run/bpfwarden/hook.sock, metrics on :9464",
+			      &own);
+}
+
 #define PY "/usr/bin/python3.11"
 
 static const struct bw_k8s_id k8s_app = {
@@ -209,6 +220,7 @@ static const struct example {
     {"lost: throttled", .agent_line = ex_lost_throttled},
     {"lost: ring buffer", .agent_line = ex_lost_ring},
     {"agent", .agent_line = ex_agent},
+    {"agent: the daemon's own", .agent_line = ex_agent_daemon},
 };
 #define NEXAMPLES ((int)(sizeof(examples) / sizeof(examples[0])))
 
