@@ -369,26 +369,23 @@ def hook_answer(sock):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(30)
         s.connect(sock)
-        s.sendall(b"not a request\n\n")
-        ans = b""
-        while True:
-            b = s.recv(4096)
-            if not b:
-                break
-            ans += b
-    return ans.decode(errors="replace"), time.monotonic() - start
+        return ask(s, b"not a request\n\n"), time.monotonic() - start
+
+
+def ask(s, request):
+    """Send request on connected socket s; all it answers, until it closes."""
+    s.sendall(request)
+    out = b""
+    while True:
+        b = s.recv(4096)
+        if not b:
+            return out.decode(errors="replace")
+        out += b
 
 
 def healthz(timeout=5):
     with socket.create_connection(("127.0.0.1", METRICS_PORT), timeout=timeout) as s:
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        out = b""
-        while True:
-            b = s.recv(4096)
-            if not b:
-                break
-            out += b
-    return out.decode(errors="replace")
+        return ask(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 
 
 def test_metrics_clients_cannot_hold_the_hook():
