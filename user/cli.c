@@ -91,6 +91,9 @@ error_t bw_parse_opt(int key, char *arg, struct argp_state *st)
 	case BW_KEY_REPLACE:
 		o->replace = true;
 		break;
+	case BW_KEY_JSON:
+		o->json = true;
+		break;
 	case 'd':
 	case BW_KEY_EVENT_RATE:
 	case BW_KEY_MIN_CHILDREN:

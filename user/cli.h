@@ -27,6 +27,7 @@ struct bw_opts {
 	bool mode_given;
 	bool all;
 	bool replace;	       /* attach: take a governed subtree over */
+	bool json;	       /* status: one JSON object */
 	long duration;	       /* seconds; 0: not given */
 	unsigned event_rate;   /* BW_DEFAULT_EVENT_RATE unless given; 0: no limit */
 	unsigned min_children; /* 0: the learner's default */
@@ -51,6 +52,7 @@ enum {
 	BW_KEY_PER_POD_METRICS,
 	BW_KEY_BPF_STATS,
 	BW_KEY_REPLACE,
+	BW_KEY_JSON,
 };
 
 /* The options, defined once; each command lists the ones it takes. */

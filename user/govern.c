@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -121,9 +122,47 @@ static void release_keys(struct bw_maps *m, uint32_t id)
  * those go first and no decision sees half-deleted pins. The tries go
  * whole, with every rule of the slot.
  */
+#define BW_SLOT_NAMES BW_RUN_DIR "/slots"
+
+void bw_slot_name_set(uint32_t id, const char *name)
+{
+	char path[sizeof(BW_SLOT_NAMES) + 16];
+	FILE *f;
+
+	mkdir(BW_SLOT_NAMES, 0755);
+	snprintf(path, sizeof(path), BW_SLOT_NAMES "/%u", id);
+	f = fopen(path, "we");
+	if (f && fprintf(f, "%s\n", name) < 0) {
+		fclose(f);
+		f = NULL;
+	}
+	if (!f || fclose(f))
+		bw_dbg("cannot record the name of slot %u: %s", id, strerror(errno));
+}
+
+void bw_slot_name_get(uint32_t id, char *out, size_t len)
+{
+	char path[sizeof(BW_SLOT_NAMES) + 16];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), BW_SLOT_NAMES "/%u", id);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(out, (int)len, f))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	fclose(f);
+}
+
 static int slot_release(struct bw_maps *m, uint32_t id)
 {
 	struct bw_policy empty = {};
+	char path[sizeof(BW_SLOT_NAMES) + 16];
+
+	snprintf(path, sizeof(path), BW_SLOT_NAMES "/%u", id);
+	unlink(path);
 
 	bpf_map_delete_elem(m->rbufs, &id);
 	bpf_map_delete_elem(m->file_rules, &id);

@@ -31,6 +31,14 @@ struct bw_slot {
 	int link_scan_incomplete; /* the hard-link scan of denied directories hit its bound */
 };
 
+/*
+ * The name of the profile in slot id, for `status` (the kernel keeps slots
+ * by number): written by the agent that fills it, under BW_RUN_DIR/slots,
+ * and removed when the slot is emptied. bw_slot_name_get: "" when unknown.
+ */
+void bw_slot_name_set(uint32_t id, const char *name);
+void bw_slot_name_get(uint32_t id, char *out, size_t len);
+
 /* Take a free slot and fill it; pins are resolved against the caller's view of paths. */
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot);
 /* The same with pins resolved in each of views (the containers a profile governs). */

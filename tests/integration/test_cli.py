@@ -29,7 +29,7 @@ COMMANDS = {
     "learn": ["--cgroup", "--all", "--duration", "--output", "--profile", "--log",
               "--min-children", "--exact"],
     "audit": ["--all", "--duration", "--profile", "--log"],
-    "status": [],
+    "status": ["--json"],
     "check": [],
     "reset": [],
     "daemon": ["--policy-dir", "--log", "--metrics-addr", "--socket", "--runtime-state",
@@ -304,6 +304,37 @@ def selftest_verdicts(corpus):
     check_eq(selftest("test_nosuch").returncode, 2, "selftest of an unknown route")
 
 
+def test_status_json_names_profiles():
+    """status --json is one object: the tier (lsm in the VM, network on the
+    build host), and each governed cgroup with its profile's name, mode and
+    slot, and each slot with the same name and its counters."""
+    p = profile(NET_ONLY, name="status-json")
+    run = subprocess.Popen([BW, "run", "--profile", p, "--", "sleep", "60"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            r = bw("status", "--json")
+            st = json.loads(r.stdout)
+            mine = [g for g in st["governed"] if g["profile"] == "status-json"]
+            if mine:
+                break
+            check(run.poll() is None and time.monotonic() < deadline,
+                  "the run is not listed by its profile's name: %r" % st)
+            time.sleep(0.5)
+        check_eq(st["tier"], "lsm" if lsm_active() else "network", "the tier")
+        check_eq(r.returncode, 0 if lsm_active() else 3, "status --json exit status")
+        check_eq((mine[0]["mode"], mine[0]["cgroup"].startswith("/bpfwarden/run-")),
+                 ("enforce", True), "the governed cgroup: %r" % mine[0])
+        slots = [s for s in st["slots"] if s["slot"] == mine[0]["slot"]]
+        check(len(slots) == 1 and slots[0]["profile"] == "status-json" and
+              slots[0]["agent_pid"] == mine[0]["agent_pid"], "its slot: %r" % st["slots"])
+        check(st["enforcement"]["net"], "tcp and udp rules are enforced here: %r" % st)
+    finally:
+        run.terminate()
+        run.wait(timeout=60)
+
+
 METRICS_PORT = 19471
 
 
@@ -453,6 +484,7 @@ TESTS = [
     test_missing_capabilities_are_named,
     test_selftest_says_each_route_verdict,
     test_metrics_clients_cannot_hold_the_hook,
+    test_status_json_names_profiles,
 ]
 
 if __name__ == "__main__":

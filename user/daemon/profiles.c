@@ -152,6 +152,7 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 	if (ret)
 		return ret;
 	np->installed = true;
+	bw_slot_name_set(np->slot.id, np->name);
 	if (np->slot.id >= BW_OPSTATS_SLOTS)
 		d_agent(d, NULL,
 			"profile %s is in policy slot %u: its decisions are not counted in the "
