@@ -198,6 +198,55 @@ static const char *const ns_names[BW_NS_COUNT] = {
     [BW_NS_CGROUP] = "cgroup",
 };
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ULL;
+	return h;
+}
+
+#define FNV_NUM(h, v)                                                                              \
+	do {                                                                                       \
+		uint64_t v_ = (uint64_t)(v);                                                       \
+		h = fnv(h, &v_, sizeof(v_));                                                       \
+	} while (0)
+#define FNV_STR(h, s) h = fnv(h, (s) ? (s) : "", (s) ? strlen(s) + 1 : 1)
+
+uint64_t bw_rule_id(const struct bw_rule *r)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	FNV_NUM(h, r->cat);
+	FNV_NUM(h, r->verdict);
+	switch (r->cat) {
+	case BW_CAT_FILE:
+	case BW_CAT_EXEC:
+		FNV_NUM(h, r->file.access);
+		FNV_NUM(h, r->file.subtree);
+		FNV_NUM(h, r->file.memfd);
+		FNV_STR(h, r->file.path);
+		break;
+	case BW_CAT_NET:
+		FNV_NUM(h, r->net.op);
+		FNV_NUM(h, r->net.proto);
+		FNV_NUM(h, r->net.family);
+		h = fnv(h, r->net.addr, sizeof(r->net.addr));
+		FNV_NUM(h, r->net.prefixlen);
+		FNV_NUM(h, r->net.localhost);
+		FNV_NUM(h, r->net.port_lo);
+		FNV_NUM(h, r->net.port_hi);
+		FNV_STR(h, r->net.unix_path);
+		FNV_NUM(h, r->net.unix_abstract);
+		break;
+	default:
+		FNV_NUM(h, r->ns.what);
+		break;
+	}
+	return h;
+}
+
 const char *bw_ns_name(unsigned what)
 {
 	return what < BW_NS_COUNT ? ns_names[what] : NULL;

@@ -110,6 +110,13 @@ static inline unsigned bw_rule_slots(const struct bw_rule *r)
 	       (r->file.access & BW_ACC_M ? BW_ACC_W : 0);
 }
 
+/*
+ * A rule's identity that survives edits of its file: FNV-1a over what the
+ * rule says (category, verdict, access, path or address and ports, ...),
+ * not where it is. Two rules that say the same have the same identity.
+ */
+uint64_t bw_rule_id(const struct bw_rule *r);
+
 /* "mount", "chroot", "userns" for BW_NS_*; NULL for anything else. */
 const char *bw_ns_name(unsigned what);
 

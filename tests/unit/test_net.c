@@ -358,6 +358,29 @@ START_TEST(net_raw_rules)
 }
 END_TEST
 
+/* A rule's identity is what it says, not where: moved, it keeps it; changed, it does not. */
+START_TEST(rule_identity_survives_edits)
+{
+	const char *a = "profile a\nallow file r /x/**\nallow net connect tcp 10.0.0.0/8:443\n";
+	const char *b = "profile b\n# a comment\n\ndeny file r /y\nallow net connect tcp "
+			"10.0.0.0/8:443\n\nallow file r /x/**\nallow file rw /x/**\n"
+			"allow net connect tcp 10.0.0.0/8:444\n";
+	struct bw_profile *pa = NULL, *pb = NULL;
+	struct bw_diags d = {};
+
+	ck_assert_int_eq(bw_profile_parse_string("a", a, strlen(a), NULL, &pa, &d), 0);
+	ck_assert_int_eq(bw_profile_parse_string("b", b, strlen(b), NULL, &pb, &d), 0);
+	ck_assert_uint_eq(bw_rule_id(&pa->rules[0]), bw_rule_id(&pb->rules[2]));
+	ck_assert_uint_eq(bw_rule_id(&pa->rules[1]), bw_rule_id(&pb->rules[1]));
+	ck_assert_uint_ne(bw_rule_id(&pa->rules[0]), bw_rule_id(&pb->rules[3])); /* rw */
+	ck_assert_uint_ne(bw_rule_id(&pa->rules[1]), bw_rule_id(&pb->rules[4])); /* port */
+	ck_assert_uint_ne(bw_rule_id(&pb->rules[0]), bw_rule_id(&pa->rules[0]));
+	bw_profile_free(pa);
+	bw_profile_free(pb);
+	bw_diags_free(&d);
+}
+END_TEST
+
 Suite *net_suite(void)
 {
 	Suite *s = suite_create("net rules");
@@ -371,6 +394,7 @@ Suite *net_suite(void)
 	tcase_add_test(tc, port_errors);
 	tcase_add_test(tc, structure_errors);
 	tcase_add_test(tc, net_raw_rules);
+	tcase_add_test(tc, rule_identity_survives_edits);
 	suite_add_tcase(s, tc);
 	return s;
 }
