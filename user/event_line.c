@@ -405,6 +405,13 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 	jw_strn(w, "comm", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
 	jw_str(w, "exe", exe);
 	jw_end(w);
+	jw_obj(w, "parent");
+	jw_u64(w, "pid", ev->ppid);
+	if (src->parent_comm)
+		jw_str(w, "comm", src->parent_comm);
+	if (src->parent_exe)
+		jw_str(w, "exe", src->parent_exe);
+	jw_end(w);
 	if (ev->flags & BW_EVF_UNIX) {
 		jw_str(w, "family", "unix");
 		jw_strn(w, "unix", data, ev->path_len);

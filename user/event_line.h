@@ -24,6 +24,8 @@ struct bw_event_src {
 	const struct bw_k8s_id *k8s;
 	/* The object as the agent sees it, when the process named it otherwise; else NULL. */
 	const char *real_path;
+	/* The parent's command name and executable when the agent could read them; else NULL. */
+	const char *parent_comm, *parent_exe;
 };
 
 /*

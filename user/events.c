@@ -316,6 +316,33 @@ static void exe_of(const struct bw_event *ev, char *exe, size_t len)
 	snprintf(exe_cache[i].path, sizeof(exe_cache[i].path), "%s", exe);
 }
 
+/*
+ * The parent's command name and executable, as /proc has them when the
+ * record is written ("" when it has gone: the pid is the kernel's, always).
+ */
+static void parent_of(uint32_t ppid, char *comm, size_t clen, char *exe, size_t elen)
+{
+	char path[64];
+	ssize_t n;
+	FILE *f;
+
+	comm[0] = exe[0] = '\0';
+	if (!ppid)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/comm", ppid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, (int)clen, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		else
+			comm[0] = '\0';
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/exe", ppid);
+	n = readlink(path, exe, elen - 1);
+	exe[n > 0 ? n : 0] = '\0';
+}
+
 /* Past this much waiting, the lines go out before the poll ends. */
 #define BW_OUT_FLUSH (64 * 1024)
 
@@ -341,7 +368,7 @@ static int handle(void *ctx, void *data, size_t size)
 	struct bw_events *e = ctx;
 	struct bw_event head;
 	const struct bw_event *ev = &head;
-	char exe[PATH_MAX], cgpath[PATH_MAX], real[PATH_MAX];
+	char exe[PATH_MAX], cgpath[PATH_MAX], real[PATH_MAX], pcomm[32], pexe[PATH_MAX];
 	struct bw_event_src src = {.profile = e->profile, .cgroup_path = cgpath};
 	size_t at = sizeof(head);
 	struct bw_real_name rn;
@@ -366,6 +393,9 @@ static int handle(void *ctx, void *data, size_t size)
 	if (ev->flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
 		path = real_name(e, &head, path);
 	exe_of(ev, exe, sizeof(exe));
+	parent_of(ev->ppid, pcomm, sizeof(pcomm), pexe, sizeof(pexe));
+	src.parent_comm = pcomm[0] ? pcomm : NULL;
+	src.parent_exe = pexe[0] ? pexe : NULL;
 	if (e->identify) {
 		cgpath[0] = '\0';
 		src.k8s = e->identify(e->identify_ctx, ev->cgroup_id, cgpath, sizeof(cgpath));

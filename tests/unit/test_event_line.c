@@ -102,6 +102,7 @@ static const struct example {
 	const struct bw_k8s_id *k8s;	  /* the daemon's records of a container */
 	__u64 ino;			  /* a disconnected dentry's */
 	const char *real_path;		  /* the object as the agent sees it */
+	const char *parent_comm, *parent_exe;
 } examples[] = {
     {"file: open", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 0, "cat",
      "/usr/bin/cat", "/etc/shadow"},
@@ -109,6 +110,8 @@ static const struct example {
      37, "mv", "/usr/bin/mv", "/etc/ssh/sshd_config"},
     {"file: by_inode", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, BW_EVF_INODE_PIN, 2, 74,
      .path = "/tmp/job/shadow-link"},
+    {"file: open, the parent named", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2, 1258,
+     "cat", "/usr/bin/cat", "/etc/shadow", .parent_comm = "sh", .parent_exe = "/usr/bin/dash"},
     {"file: a name that is not UTF-8", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R, 0, 2,
      1221, "cat", "/usr/bin/cat", "/srv/caf\xe9"},
     {"file: real_path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_OPEN, BW_ACC_R,
@@ -281,10 +284,12 @@ static void format(struct jw *w, const struct example *x)
 		bw_event_format(w, &ev, data, x->exe, BOOT_TO_REAL, &k);
 		return;
 	}
-	if (x->real_path) {
+	if (x->real_path || x->parent_comm) {
 		struct bw_event_src r = src;
 
 		r.real_path = x->real_path;
+		r.parent_comm = x->parent_comm;
+		r.parent_exe = x->parent_exe;
 		bw_event_format(w, &ev, data, x->exe ? x->exe : PY, BOOT_TO_REAL, &r);
 		return;
 	}
