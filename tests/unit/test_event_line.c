@@ -377,7 +377,7 @@ END_TEST
 /* And the other way: the doc shows no line the formatter would not write. */
 START_TEST(doc_examples_all_come_from_the_formatter)
 {
-	int seen[64] = {0}, i;
+	int seen[96] = {0}, i;
 
 	read_doc();
 	ck_assert_int_ge(ndoc, NEXAMPLES);
