@@ -182,6 +182,8 @@ unit: $(BUILD)/tests/unit_tests
 	$(Q)BW_TEST_PROFILES=$(abspath tests/unit/profiles) BW_TEST_DOCS=$(abspath docs) \
 		BW_TEST_FIXTURES=$(abspath tests/unit/fixtures) \
 		$(BUILD)/tests/unit_tests
+	$(call msg,TEST,the events schema against docs/events.md)
+	$(Q)/usr/bin/python3 tests/unit/check_schema.py
 
 # The compiler and the pin planning run too (pins.c and positions.c link libbpf
 # and libmount, not called).

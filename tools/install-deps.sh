@@ -22,7 +22,8 @@ apt-get install -y -qq -t bookworm-backports libbpf-dev bpftool >/dev/null
 apt-get install -y -qq \
 	make gcc clang llvm pkg-config libelf-dev zlib1g-dev check libsubunit-dev \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
-	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml git >/dev/null
+	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml git \
+	python3-jsonschema >/dev/null
 # promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
 # apparmor_parser and aa-exec: AppArmor, a peer in the benchmarks (tools/bench/file-open.sh).
 apt-get install -y -qq --no-install-recommends prometheus apparmor >/dev/null

@@ -102,6 +102,19 @@ def profile(text, name="t"):
     return path
 
 
+# In a checkout every record is checked against the published schema; an
+# installed selftest corpus (no docs/) checks what it can without it.
+SCHEMA_FILE = os.path.join(REPO, "docs", "events.schema.json")
+SCHEMA = None
+if os.path.exists(SCHEMA_FILE):
+    try:
+        import jsonschema
+        with open(SCHEMA_FILE, encoding="utf-8") as _f:
+            SCHEMA = jsonschema.Draft202012Validator(json.load(_f))
+    except ImportError:
+        pass
+
+
 def strict_strings(v, where):
     """Every string of a parsed record is text a strict parser keeps: no lone
     surrogate (json.loads lets "\\udcff" through, serde_json does not)."""
@@ -129,6 +142,14 @@ def events(log):
             check(line.endswith("\n"), "%s:%d: partial line %r" % (log, n, line))
             rec = json.loads(line)
             strict_strings(rec, "%s:%d" % (log, n))
+            # Every record any suite reads validates against the published schema.
+            if SCHEMA is None and os.path.exists(SCHEMA_FILE):
+                raise Failure("python3-jsonschema is missing (tools/install-deps.sh): the "
+                              "records cannot be checked against docs/events.schema.json")
+            err = SCHEMA and next(SCHEMA.iter_errors(rec), None)
+            if err:
+                raise Failure("%s:%d: not a record of docs/events.schema.json: %s (at %s)\n%s"
+                              % (log, n, err.message, "/".join(map(str, err.path)), line))
             out.append(rec)
     return out
 
