@@ -172,6 +172,8 @@ void d_metrics_accept(struct daemon *d, int fd);
 size_t d_metrics_pollfds(struct daemon *d, struct pollfd *fds);
 /* After poll: what those clients let us do, and those past their deadline closed. */
 void d_metrics_io(struct daemon *d, const struct pollfd *fds, size_t n);
+/* What the daemon governs changed: the next /metrics text is made anew. */
+void d_metrics_changed(struct daemon *d);
 /* The nearest client deadline (bw_now_ms()), 0 if none. */
 long d_metrics_deadline(const struct daemon *d);
 void d_metrics_close_all(struct daemon *d);

@@ -435,7 +435,16 @@ out:
 	prog_stats(d, t);
 }
 
-/* The /metrics text, made again when older than a second (a client cannot make it hot). */
+void d_metrics_changed(struct daemon *d)
+{
+	free(d->mtext);
+	d->mtext = NULL;
+}
+
+/*
+ * The /metrics text, made again when older than a second or when what the
+ * daemon governs changed (a client asking in a loop cannot make it hot).
+ */
 static int metrics_text(struct daemon *d, const char **text, size_t *len)
 {
 	struct text t;
