@@ -121,14 +121,12 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		if (d_metrics_deadline(d) && (!deadline || d_metrics_deadline(d) < deadline))
 			deadline = d_metrics_deadline(d);
 		bw_loop_sleep(fds, n, deadline, &old);
-		if (fds[0].revents & POLLIN) {
+		/* A new turn: the next /metrics text is made anew (metrics.c). */
+		d_metrics_changed(d);
+		if (fds[0].revents & POLLIN)
 			d_server_accept(d, lfd);
-			d_metrics_changed(d);
-		}
-		if ((fds[1].revents & POLLIN) && drain_inotify(ifd)) {
+		if ((fds[1].revents & POLLIN) && drain_inotify(ifd))
 			d_profiles_load(d);
-			d_metrics_changed(d);
-		}
 		d_metrics_io(d, fds + 5, nm);
 		if (fds[2].revents & POLLIN)
 			d_metrics_accept(d, mfd);
@@ -167,7 +165,6 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		if (((fds[3].revents & POLLIN) && drain_inotify(d->cg_watch)) ||
 		    (reap_at && bw_now_ms() >= reap_at)) {
 			d_containers_reap(d);
-			d_metrics_changed(d);
 			reap_at = 0;
 		}
 	}

@@ -123,10 +123,9 @@ struct daemon {
 	bool reap_poll;
 	struct d_metrics metrics;
 	struct d_mconn mconns[D_METRICS_CONNS];
-	/* The last /metrics text and when it was made: made at most once a second. */
+	/* The /metrics text of this turn of the loop, once made (NULL: not yet). */
 	char *mtext;
 	size_t mtext_len;
-	long mtext_at;
 };
 
 extern const unsigned d_latency_bounds_ms[D_LATENCY_BUCKETS];
@@ -172,7 +171,7 @@ void d_metrics_accept(struct daemon *d, int fd);
 size_t d_metrics_pollfds(struct daemon *d, struct pollfd *fds);
 /* After poll: what those clients let us do, and those past their deadline closed. */
 void d_metrics_io(struct daemon *d, const struct pollfd *fds, size_t n);
-/* What the daemon governs changed: the next /metrics text is made anew. */
+/* A new turn of the loop: the next /metrics text is made anew. */
 void d_metrics_changed(struct daemon *d);
 /* The nearest client deadline (bw_now_ms()), 0 if none. */
 long d_metrics_deadline(const struct daemon *d);

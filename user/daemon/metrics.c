@@ -14,7 +14,7 @@
  * is read and its answer written as far as each socket allows at each turn
  * of the loop, every client is closed at its deadline
  * (D_METRICS_DEADLINE_MS) whatever it did, those past D_METRICS_CONNS are
- * closed as they come, and the text is made at most once a second.
+ * closed as they come, and the text is made at most once a turn of the loop.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -442,15 +442,15 @@ void d_metrics_changed(struct daemon *d)
 }
 
 /*
- * The /metrics text, made again when older than a second or when what the
- * daemon governs changed (a client asking in a loop cannot make it hot).
+ * The /metrics text, made at most once a turn of the loop (d_metrics_changed
+ * at each turn): as fresh as the request, and clients asking together or in
+ * a loop cost one render a turn, never a wait of the hook behind many.
  */
 static int metrics_text(struct daemon *d, const char **text, size_t *len)
 {
 	struct text t;
-	long now = bw_now_ms();
 
-	if (!d->mtext || now - d->mtext_at >= 1000) {
+	if (!d->mtext) {
 		t.buf = malloc(16384);
 		t.cap = 16384;
 		t.len = 0;
@@ -461,7 +461,6 @@ static int metrics_text(struct daemon *d, const char **text, size_t *len)
 		free(d->mtext);
 		d->mtext = t.buf;
 		d->mtext_len = strlen(t.buf);
-		d->mtext_at = now;
 	}
 	*text = d->mtext;
 	*len = d->mtext_len;
