@@ -112,6 +112,59 @@ static __always_inline void bw_decide_pins(struct bw_decision *d, const struct b
 	}
 }
 
+struct bw_slash_scan {
+	struct bw_scratch *s;
+	__u32 from; /* first byte of the path to look at */
+	__u32 len;  /* of the path */
+	bool found;
+};
+
+/*
+ * Byte from + i of the path. The position comes from bpf_loop's index, not a
+ * counter kept in the context: 6.12's verifier walks a callback again for
+ * every new context it sees, and a counter there is a new one each byte.
+ */
+static long bw_slash_step(__u32 i, struct bw_slash_scan *c)
+{
+	__u32 at = c->from + i;
+
+	if (at >= c->len)
+		return 1;
+	/* The path runs from key.path on into key_tail; len < BW_PATH_BUF. */
+	if (c->s->key.path[at & BW_BUF_MASK] == '/') {
+		c->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The trie found r for the path at s->key.path: when r is a name prefix
+ * (DIR/NAME*) and the path goes on below a name of DIR, r does not decide
+ * it, and neither does any key longer than DIR/ (the lookup would have
+ * found it), so the path is looked up again as far as DIR/. The compiler
+ * stores a key for DIR/ beside every name prefix (user/compile.c), so that
+ * second lookup finds it, never another name prefix: one more lookup at most.
+ */
+static __always_inline struct bw_path_rule *bw_past_name_prefix(struct bw_scratch *s, void *rules,
+								struct bw_path_rule *r, __u32 len)
+{
+	struct bw_slash_scan c = {.s = s, .len = len};
+	__u32 bits;
+
+	if (!r || !r->name_at)
+		return r;
+	c.from = r->name_at;
+	bpf_loop(BW_PATH_BUF, bw_slash_step, &c, 0);
+	if (!c.found)
+		return r;
+	bits = s->key.prefixlen;
+	s->key.prefixlen = BW_PATH_KEY_HEAD_BITS + (__u32)r->name_at * 8;
+	r = bpf_map_lookup_elem(rules, &s->key);
+	s->key.prefixlen = bits;
+	return r;
+}
+
 /*
  * Decide an access to the object whose path (len bytes) is at s->key.path,
  * with the rules in `tries` (the category's tries, one per slot: the
@@ -206,6 +259,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 			s->key.path[len] = '\0';
 		s->key.prefixlen = bw_path_key_bits(len);
 		r = bpf_map_lookup_elem(rules, &s->key);
+		r = bw_past_name_prefix(s, rules, r, len);
 		if (access & BW_SLOT_R)
 			bw_decide_access(&d, r ? r->verdict_r : BW_V_NONE, r ? r->rule_r : 0,
 					 default_verdict);

@@ -15,7 +15,8 @@
 /*
  * A path in a file rule key. The LPM trie caps a key's data at 256 bytes;
  * 4 of them carry the policy id, so a rule path plus its terminator ('\0' for
- * an exact rule, '/' for a subtree rule) fits in 252 bytes.
+ * an exact rule, '/' for a subtree rule, none for a name prefix) fits in 252
+ * bytes.
  */
 #define BW_KEY_PATH_MAX 252
 /* Longest path a rule may name (bytes, without a trailing subtree glob). */
@@ -268,7 +269,13 @@ struct bw_path_rule {
 	__u8 verdict_r; /* enum bw_verdict */
 	__u8 verdict_w;
 	__u8 flags; /* BW_PIN_* (pins only) */
-	__u8 pad;
+	/*
+	 * A name prefix key (DIR/NAME*, stored as "DIR/NAME" with no
+	 * terminator): the offset of NAME in the key, 0 for every other key.
+	 * It decides only paths with no '/' from there on; a deeper path is
+	 * decided by the key of DIR/, looked up again (bpf/decide.bpf.h).
+	 */
+	__u8 name_at;
 };
 
 /*

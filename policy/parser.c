@@ -185,8 +185,16 @@ static bool rule_path(struct fctx *fc, const struct bw_token *t, bool subtree_ok
 		break;
 	case BW_PATH_GLOB:
 		error_at(fc, t,
-			 "glob characters are not supported here ('%s'): only a final '/**' is, "
-			 "in file and exec rules",
+			 "glob characters are not supported here ('%s'): only a final '/**' "
+			 "(a subtree) or a '*' ending the last name (DIR/NAME*, the names "
+			 "beginning with NAME) are, in file and exec rules",
+			 show(q, t));
+		break;
+	case BW_PATH_PREFIX_BARE:
+		error_at(fc, t,
+			 "'%s': a '*' alone would be every name in the directory; write DIR/** "
+			 "for the directory and all below it, or DIR/NAME* for the names "
+			 "beginning with NAME",
 			 show(q, t));
 		break;
 	case BW_PATH_TOO_LONG:
@@ -207,6 +215,27 @@ static bool rule_path(struct fctx *fc, const struct bw_token *t, bool subtree_ok
 }
 
 /* ---- rules ---- */
+
+/*
+ * DIR/NAME* allows only: a deny rule's objects are pinned so that every name
+ * of them is refused, and the objects of a name prefix are the ones created
+ * later too, which nothing can pin in advance. Frees np on refusal.
+ */
+static bool prefix_allowed(struct fctx *fc, const struct bw_rule *r, const struct bw_token *t,
+			   struct bw_path *np)
+{
+	char q[BW_QUOTE_BUF];
+
+	if (!np->name_prefix || r->verdict != BW_V_DENY)
+		return true;
+	error_at(fc, t,
+		 "'%s': a name prefix can only allow; a deny rule names objects, which are "
+		 "refused under every name they have: deny the directory (DIR/**) instead",
+		 show(q, t));
+	free(np->path);
+	np->path = NULL;
+	return false;
+}
 
 static int rule_file(struct fctx *fc, struct bw_rule *r, const struct bw_token *cat)
 {
@@ -238,9 +267,12 @@ static int rule_file(struct fctx *fc, struct bw_rule *r, const struct bw_token *
 		free(np.path);
 		return 0;
 	}
+	if (!prefix_allowed(fc, r, &path, &np))
+		return 0;
 	r->file.access = access;
 	r->file.path = np.path;
 	r->file.subtree = np.subtree;
+	r->file.name_prefix = np.name_prefix;
 	store_rule(fc, r);
 	return 0;
 }
@@ -287,8 +319,11 @@ static int rule_exec(struct fctx *fc, struct bw_rule *r, const struct bw_token *
 		free(np.path);
 		return 0;
 	}
+	if (!prefix_allowed(fc, r, &path, &np))
+		return 0;
 	r->file.path = np.path;
 	r->file.subtree = np.subtree;
+	r->file.name_prefix = np.name_prefix;
 	store_rule(fc, r);
 	return 0;
 }

@@ -2,9 +2,11 @@
 /*
  * Rule paths. The kernel matches a rule by path prefix, so a rule path has
  * exactly one spelling: absolute, no empty, "." or ".." components, no
- * trailing "/". The one pattern is a final "**" component, the directory and
- * everything below it; any other '*' would promise matching that the trie
- * cannot do, so it is refused rather than taken literally.
+ * trailing "/". Two patterns: a final "**" component, the directory and
+ * everything below it, and a last component ending in '*', the names in that
+ * directory that begin with what precedes it (the trie matches a prefix; the
+ * kernel checks that no '/' follows). Any other '*' would promise matching
+ * that the trie cannot do, so it is refused rather than taken literally.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +65,19 @@ enum bw_path_err bw_path_parse(const char *s, size_t len, bool subtree_ok, size_
 			break;
 		}
 		if (memchr(c, '*', clen)) {
-			out->err_off = start + (size_t)((const char *)memchr(c, '*', clen) - c);
-			free(p);
-			return BW_PATH_GLOB;
+			const char *star = memchr(c, '*', clen);
+
+			out->err_off = start + (size_t)(star - c);
+			if (clen == 1 && last && subtree_ok) {
+				free(p);
+				return BW_PATH_PREFIX_BARE;
+			}
+			if (!last || !subtree_ok || star != c + clen - 1) {
+				free(p);
+				return BW_PATH_GLOB;
+			}
+			out->name_prefix = true;
+			clen--;
 		}
 		p[w++] = '/';
 		memcpy(p + w, c, clen);
@@ -79,6 +91,7 @@ enum bw_path_err bw_path_parse(const char *s, size_t len, bool subtree_ok, size_
 	if (w > max) {
 		free(p);
 		out->subtree = false;
+		out->name_prefix = false;
 		return BW_PATH_TOO_LONG;
 	}
 	out->path = p;

@@ -225,6 +225,9 @@ uint64_t bw_rule_id(const struct bw_rule *r)
 	case BW_CAT_EXEC:
 		FNV_NUM(h, r->file.access);
 		FNV_NUM(h, r->file.subtree);
+		/* Hashed only when set: the ids of every other rule stay as they were. */
+		if (r->file.name_prefix)
+			FNV_NUM(h, r->file.name_prefix);
 		FNV_NUM(h, r->file.memfd);
 		FNV_STR(h, r->file.path);
 		break;

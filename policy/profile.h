@@ -59,7 +59,12 @@ struct bw_file_rule {
 	unsigned access;
 	char *path;   /* absolute, normalised, no trailing "/" or "**" */
 	bool subtree; /* the rule ended in "/" "**": the directory and all below */
-	bool memfd;   /* exec only: `allow exec memfd` (path is NULL) */
+	/*
+	 * The rule's last name ended in '*': path is DIR/NAME without it, and
+	 * the rule is every name in DIR beginning with NAME (allow rules only).
+	 */
+	bool name_prefix;
+	bool memfd; /* exec only: `allow exec memfd` (path is NULL) */
 };
 
 struct bw_net_rule {

@@ -40,6 +40,8 @@ static int cmp_object(const struct bw_rule *a, const struct bw_rule *b)
 			return c;
 		if ((c = cmp_int(a->file.subtree, b->file.subtree)))
 			return c;
+		if ((c = cmp_int(a->file.name_prefix, b->file.name_prefix)))
+			return c;
 		return cmp_str(a->file.path, b->file.path);
 	}
 	const struct bw_net_rule *x = &a->net, *y = &b->net;

@@ -9,6 +9,16 @@
  * their own trie the same way, running in the `r` slot and mapping
  * executable in the `w` slot (bw_rule_slots), so that `allow exec lib` and
  * `allow exec` are each decided by their most specific rule.
+ *
+ * A name prefix rule DIR/NAME* is the key "DIR/NAME" with no terminator:
+ * it is longer than DIR/ and shorter than every name it matches, so the
+ * lookup finds it for those names, and its value says where NAME starts
+ * (name_at). It decides only names in DIR: for a path that goes on below
+ * one (DIR/NAMEx/y) the kernel looks up again at DIR/ (bpf/decide.bpf.h), and
+ * bw_entries_lookup below does the same (build_keys adds the key DIR/, so
+ * that this second lookup never stops at a name prefix of a directory
+ * above). Its ancestors, and those of an exact key in DIR, are the shorter
+ * prefixes in the same last name, then the directories above.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -63,8 +73,16 @@ static void merge(struct bw_path_rule *val, unsigned access, enum bw_verdict ver
 		merge_one(&val->verdict_w, &val->rule_w, v, id);
 }
 
+/* A name prefix key: neither '\0' (a path) nor '/' (a subtree) ends it. */
+static bool is_prefix_key(const char *key, unsigned keylen)
+{
+	return keylen && key[keylen - 1] != '\0' && key[keylen - 1] != '/';
+}
+
+#define TERM_NONE (-1) /* add_key: a name prefix, no terminator */
+
 /* Append a key for one rule; equal keys are merged after sorting. */
-static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char *path, char term,
+static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char *path, int term,
 		   unsigned access, enum bw_verdict verdict, __u16 id)
 {
 	size_t len = strlen(path);
@@ -87,8 +105,13 @@ static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char 
 	e = &(*v)[(*n)++];
 	memset(e, 0, sizeof(*e));
 	memcpy(e->key, path, len);
-	e->key[len] = term;
-	e->keylen = len + 1;
+	if (term == TERM_NONE) {
+		e->keylen = len;
+		e->val.name_at = (__u8)(strrchr(path, '/') - path + 1);
+	} else {
+		e->key[len] = (char)term;
+		e->keylen = len + 1;
+	}
 	merge(&e->val, access, verdict, id);
 	return 0;
 }
@@ -115,16 +138,24 @@ static size_t fold_equal(struct bw_file_entry *v, size_t n)
 	return out;
 }
 
-/* Nearest proper ancestor key of e: its longest prefix that ends in '/'. */
+/*
+ * Nearest proper ancestor key of e below length from: its longest prefix
+ * that ends in '/', or, for a path or name prefix key, a shorter name prefix
+ * key of the same last name.
+ */
 static const struct bw_file_entry *ancestor(struct bw_file_entry *v, size_t n,
 					    const struct bw_file_entry *e, unsigned from)
 {
+	/* Where e's last name starts: shorter keys ending inside it are name prefixes. */
+	const char *slash = memrchr(e->key, '/', e->keylen - 1);
+	unsigned name_at =
+	    e->key[e->keylen - 1] == '/' ? e->keylen : (unsigned)(slash - e->key) + 1;
 	unsigned j;
 
 	for (j = from; j-- > 0;) {
 		struct bw_file_entry *a;
 
-		if (e->key[j] != '/')
+		if (e->key[j] != '/' && j < name_at)
 			continue;
 		a = find_key(v, n, e->key, j + 1);
 		if (a)
@@ -168,6 +199,9 @@ const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, siz
 			match = kl - 1 == len && !memcmp(e->key, path, len);
 		else
 			match = kl <= len && !memcmp(e->key, path, kl);
+		/* A name prefix matches names in its directory, not below them. */
+		if (match && is_prefix_key(e->key, kl))
+			match = !memchr(path + kl, '/', len - kl);
 		if (match && (!best || kl > best->keylen))
 			best = e;
 	}
@@ -195,6 +229,14 @@ const struct bw_file_entry *bw_entries_find(const struct bw_file_entry *v, size_
 		if (e)
 			return e;
 	}
+	/* Name prefixes of the last name, longest first; then the directories. */
+	for (k = len; k-- > 0 && path[k] != '/';) {
+		if (k + 1 > BW_KEY_PATH_MAX)
+			continue;
+		e = find_key(all, n, path, k + 1);
+		if (e)
+			return e;
+	}
 	for (k = len; k-- > 0;) {
 		if (path[k] != '/' || k + 1 > BW_KEY_PATH_MAX)
 			continue;
@@ -209,7 +251,9 @@ void bw_file_entry_key(const struct bw_file_entry *e, uint32_t policy, struct bw
 {
 	memset(k, 0, sizeof(*k));
 	k->policy = policy;
-	k->prefixlen = bw_path_key_bits(e->keylen - 1);
+	/* A name prefix has no terminator: its bits end with its last byte. */
+	k->prefixlen = e->val.name_at ? BW_PATH_KEY_HEAD_BITS + e->keylen * 8
+				      : bw_path_key_bits(e->keylen - 1);
 	memcpy(k->path, e->key, e->keylen);
 }
 
@@ -222,7 +266,7 @@ const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, cons
 static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_file_entry **v,
 		      size_t *n, char *err, size_t errlen)
 {
-	size_t cap = 0, i;
+	size_t cap = 0, i, nrules;
 	int ret = 0;
 
 	for (i = 0; i < p->nrules; i++) {
@@ -232,7 +276,9 @@ static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_fil
 
 		if (r->cat != cat || !r->file.path)
 			continue;
-		if (r->file.subtree) {
+		if (r->file.name_prefix) {
+			ret = add_key(v, n, &cap, r->file.path, TERM_NONE, access, r->verdict, id);
+		} else if (r->file.subtree) {
 			ret = add_key(v, n, &cap, r->file.path, '/', access, r->verdict, id);
 			if (!ret && strcmp(r->file.path, "/"))
 				ret =
@@ -245,6 +291,29 @@ static int build_keys(const struct bw_profile *p, enum bw_cat cat, struct bw_fil
 				 r->origin.file, r->origin.line, r->origin.col, strerror(-ret));
 			return ret;
 		}
+	}
+	/*
+	 * The directory of every name prefix gets a key of its own (DIR/, no
+	 * rule of its own: it takes its ancestors' values like any key), which
+	 * changes no answer, since every path below DIR/ that no longer key
+	 * matches would have found those same ancestors. The kernel looks a path
+	 * below a matched name up again at DIR/ and so finds that key, never a
+	 * name prefix of a directory above.
+	 */
+	for (i = 0, nrules = *n; i < nrules && !ret; i++) {
+		char dir[BW_KEY_PATH_MAX + 1];
+		unsigned at = (*v)[i].val.name_at;
+
+		if (!at)
+			continue;
+		memcpy(dir, (*v)[i].key, at - 1);
+		dir[at - 1] = '\0';
+		ret = add_key(v, n, &cap, at > 1 ? dir : "/", '/', 0, BW_V_NONE, 0);
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s: error: cannot compile rules: %s",
+			 p->path ? p->path : "(profile)", strerror(-ret));
+		return ret;
 	}
 	if (*n) {
 		/* merge() is order-independent, so qsort's instability does not matter. */

@@ -32,12 +32,14 @@ static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, c
 	e = bw_entries_find(v, n, path);
 	if (e)
 		pin.self = e->val;
+	pin.self.name_at = 0;
 	if (dir) {
 		/* "P/" finds the subtree key of P itself, or the nearest above it. */
 		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
 		e = bw_entries_find(v, n, key);
 		if (e)
 			pin.below = e->val;
+		pin.below.name_at = 0;
 	}
 	return pin;
 }
@@ -114,7 +116,11 @@ static int plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_c
 		const struct bw_rule *r = &p->rules[i];
 		struct bw_pin_req *pr;
 
-		if (r->cat != cat || !r->file.path)
+		/*
+		 * A name prefix names no object to pin (allow rules only: the
+		 * parser refuses a deny); its names are decided by path.
+		 */
+		if (r->cat != cat || !r->file.path || r->file.name_prefix)
 			continue;
 		ret = bw_index_reserve(&ix, path_hash, &pc);
 		if (ret) {

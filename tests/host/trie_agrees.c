@@ -7,7 +7,8 @@
  * path, its NUL, bw_path_key_bits), and for thousands of paths both must give
  * the same value: exact files, subtrees, deny inside allow inside deny, long
  * paths around BW_KEY_PATH_MAX, paths longer than any key, siblings sharing
- * a prefix (/a/b and /a/bc), and another policy's keys in the same map.
+ * a prefix (/a/b and /a/bc), name prefixes (DIR/NAME*) with paths in and
+ * below the names they match, and another policy's keys in the same map.
  *
  * Needs the right to create BPF maps (root, or CAP_BPF); without it the test
  * says it cannot run and fails: it never passes without having looked.
@@ -52,6 +53,30 @@ static const char nested[] = "profile nested\n"
 			     "allow exec /usr/bin/sudoedit\n"
 			     "deny exec /usr/sbin/**\n";
 
+/*
+ * Name prefixes: beside exact names and subtrees of the same bytes, nested
+ * in one name (Post*, PostgreSQL.*), in directories that other prefixes
+ * match (/srv/a* and /srv/ab/c*), and up to the longest rule path.
+ */
+static const char prefixes[] =
+    "profile prefixes\n"
+    "default deny file\n"
+    "allow file r /dev/**\n"
+    "allow file rw /dev/shm/PostgreSQL.*\n"
+    "allow file w /dev/shm/Post*\n"
+    "deny file rw /dev/shm/PostgreSQL.conf\n"
+    "allow file r /dev/shm/PostgreSQL.d/**\n"
+    "allow file w /srv/a*\n"
+    "allow file r /srv/ab/c*\n"
+    "deny file r /srv/ab/cd/**\n"
+    "allow file r /srv/ab/cd/e*\n"
+    "allow file rw /l/0123456789abcdef/"
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx*\n"
+    "allow exec lib /usr/lib/postgresql/15/lib/plpgsql*\n"
+    "allow exec /usr/lib/postgresql/15/bin/**\n";
+
 /* Rule paths up to BW_RULE_PATH_MAX, so keys reach BW_KEY_PATH_MAX. */
 static char longest[4096];
 
@@ -81,6 +106,7 @@ static struct policy policies[] = {
     {.text = nested, .id = 0},
     {.text = longest, .id = 1},
     {.name = "profiles/python-sandbox.profile", .id = 2},
+    {.text = prefixes, .id = 3},
     /* The same rules under another id: lookups must not cross policies. */
     {.text = "profile other\ndeny file rw /usr/**\nallow file r /usr/lib/secret/**\n"
 	     "deny exec /**\n",
@@ -134,7 +160,11 @@ static int store(int fd, const struct bw_file_entry *v, size_t n, __u32 id)
 	return 0;
 }
 
-/* The kernel's answer, looking up path as bpf/decide.bpf.h builds its key. */
+/*
+ * The kernel's answer, looking up path as bpf/decide.bpf.h builds its key,
+ * and once again at the directory when the key found is a name prefix that
+ * the path goes on below (bw_past_name_prefix).
+ */
 static int kernel_lookup(int fd, __u32 id, const char *path, struct bw_path_rule *out)
 {
 	struct bw_path_key k = {};
@@ -143,6 +173,11 @@ static int kernel_lookup(int fd, __u32 id, const char *path, struct bw_path_rule
 	k.policy = id;
 	k.prefixlen = bw_path_key_bits(len);
 	memcpy(k.path, path, len < BW_KEY_PATH_MAX ? len : BW_KEY_PATH_MAX);
+	if (bpf_map_lookup_elem(fd, &k, out))
+		return errno == ENOENT ? 0 : -errno;
+	if (!out->name_at || !strchr(path + out->name_at, '/'))
+		return 1;
+	k.prefixlen = BW_PATH_KEY_HEAD_BITS + out->name_at * 8;
 	if (bpf_map_lookup_elem(fd, &k, out))
 		return errno == ENOENT ? 0 : -errno;
 	return 1;

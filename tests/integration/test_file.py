@@ -60,6 +60,34 @@ def test_exact_and_subtree():
     check_eq(r.rc, 13, "exit status of the last failed operation")
 
 
+def test_name_prefix_rules():
+    """DIR/NAME* allows the names in DIR beginning with NAME, made before or
+    during the run (what a service's per-run segments are), and nothing below
+    a directory whose name matches, nor other names in DIR, nor DIR itself."""
+    write(S + "/shm/PostgreSQL.111", "x\n")
+    write(S + "/shm/PostgreSQL.d/inner", "x\n")
+    write(S + "/shm/Other.1", "x\n")
+    p = profile("default deny\n" + RUNTIME_RULES +
+                "allow file rw %s/shm/PostgreSQL.*\n" % S)
+    r = expect_ops(p, [
+        (("read", S + "/shm/PostgreSQL.111"), "OK"),
+        (("write", S + "/shm/PostgreSQL.111"), "OK"),
+        (("create", S + "/shm/PostgreSQL.3292570658"), "OK"),
+        (("unlink", S + "/shm/PostgreSQL.3292570658"), "OK"),
+        (("read", S + "/shm/PostgreSQL.d/inner"), EACCES),
+        (("read", S + "/shm/Other.1"), EACCES),
+        (("create", S + "/shm/Postgres"), EACCES),
+        (("rename", S + "/shm/PostgreSQL.111", S + "/shm/Other.2"), EACCES),
+        (("readdir", S + "/shm"), EACCES),
+    ])
+    denied = sorted(set(e["path"] for e in r.events if e["type"] == "deny"))
+    check_eq(denied, sorted([S + "/shm", S + "/shm/Other.1", S + "/shm/Other.2",
+                             S + "/shm/PostgreSQL.d/inner", S + "/shm/Postgres"]),
+             "the refused names")
+    check(os.path.exists(S + "/shm/PostgreSQL.111") and
+          not os.path.exists(S + "/shm/PostgreSQL.3292570658"), "the allowed changes were made")
+
+
 def test_path_not_utf8_is_exact_in_the_log():
     """A denied file whose name is not UTF-8 (caf + a Latin-1 e-acute): the
     deny event's path has U+FFFD for the byte and path_b64 the name's exact
@@ -870,6 +898,7 @@ def test_bad_profile_changes_nothing():
 TESTS = [
     test_path_not_utf8_is_exact_in_the_log,
     test_exact_and_subtree,
+    test_name_prefix_rules,
     test_r_versus_w,
     test_most_specific_and_deny_ties,
     test_default_allow_and_default_deny,

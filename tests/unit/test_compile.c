@@ -71,6 +71,88 @@ START_TEST(binary_search_agrees_with_reference)
 }
 END_TEST
 
+/*
+ * DIR/NAME*: one key without a terminator, deciding the names in DIR that
+ * begin with NAME, never what is below one of them; shorter prefixes of the
+ * same name and the directories above fill what it leaves open.
+ */
+START_TEST(name_prefix_keys)
+{
+	static const char *const paths[] = {"/dev/shm/PostgreSQL.1",
+					    "/dev/shm/PostgreSQL.",
+					    "/dev/shm/PostgreSQL.1/x",
+					    "/dev/shm/PostgreSQL.conf",
+					    "/dev/shm/Postfix",
+					    "/dev/shm/Pos",
+					    "/dev/shm/Other",
+					    "/dev/shm/Post/x/y",
+					    "/dev/shm",
+					    "/dev/shm/",
+					    "/tmp/abc",
+					    "/tmp/a",
+					    "/tmp/ab/c"};
+	const struct bw_path_rule *v;
+	char err[256];
+	size_t i;
+
+	ck_assert_int_eq(compile_text("profile t\n"
+				      "default deny file\n"
+				      "allow file r /dev/**\n"
+				      "allow file rw /dev/shm/PostgreSQL.*\n"
+				      "allow file w /dev/shm/Post*\n"
+				      "deny file rw /dev/shm/PostgreSQL.conf\n"
+				      "allow file w /tmp/a*\n"
+				      "allow file r /tmp/ab*\n",
+				      err, sizeof(err)),
+			 0);
+	v = lookup("/dev/shm/PostgreSQL.3292570658");
+	ck_assert_uint_eq(v->verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(v->rule_r, 2);
+	ck_assert_uint_eq(v->verdict_w, BW_V_ALLOW);
+	ck_assert_uint_eq(v->rule_w, 2);
+	ck_assert_uint_eq(v->name_at, strlen("/dev/shm/"));
+	/* below a name it matches: the directories above decide */
+	v = lookup("/dev/shm/PostgreSQL.1/x");
+	ck_assert_uint_eq(v->verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(v->rule_r, 1);
+	ck_assert_uint_eq(v->verdict_w, BW_V_NONE);
+	ck_assert_uint_eq(v->name_at, 0);
+	/* an exact rule in the directory is more specific */
+	v = lookup("/dev/shm/PostgreSQL.conf");
+	ck_assert_uint_eq(v->verdict_r, BW_V_DENY);
+	ck_assert_uint_eq(v->rule_r, 4);
+	/* a shorter prefix of the same name, and the name itself */
+	v = lookup("/dev/shm/Postfix");
+	ck_assert_uint_eq(v->verdict_w, BW_V_ALLOW);
+	ck_assert_uint_eq(v->rule_w, 3);
+	ck_assert_uint_eq(v->verdict_r, BW_V_ALLOW);
+	ck_assert_uint_eq(v->rule_r, 1);
+	ck_assert_uint_eq(lookup("/dev/shm/PostgreSQL.")->rule_w, 2);
+	ck_assert_uint_eq(lookup("/dev/shm/Pos")->verdict_w, BW_V_NONE);
+	/* a longer prefix fills what it leaves open from a shorter one */
+	v = lookup("/tmp/abc");
+	ck_assert_uint_eq(v->rule_r, 6);
+	ck_assert_uint_eq(v->rule_w, 5);
+	/* below a matched name in /tmp: /tmp's own key, which no rule names */
+	v = lookup("/tmp/ab/c");
+	ck_assert_uint_eq(v->verdict_r, BW_V_NONE);
+	ck_assert_uint_eq(v->verdict_w, BW_V_NONE);
+	/* every name prefix's directory has a key: the kernel's second lookup stops there */
+	ck_assert_ptr_nonnull(bw_entries_find(comp.files, comp.nfiles, "/dev/shm/"));
+	ck_assert_uint_eq(bw_entries_find(comp.files, comp.nfiles, "/dev/shm/")->keylen, 9);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		ck_assert_msg(bw_entries_find(comp.files, comp.nfiles, paths[i]) ==
+				  bw_entries_lookup(comp.files, comp.nfiles, paths[i]),
+			      "%s", paths[i]);
+	/* nothing to pin: a prefix names no object */
+	for (i = 0; i < comp.npins; i++)
+		ck_assert_msg(strcmp(comp.pins[i].path, "/dev/shm/PostgreSQL.") &&
+				  strcmp(comp.pins[i].path, "/dev/shm/Post") &&
+				  strncmp(comp.pins[i].path, "/tmp/a", 6),
+			      "pinned %s", comp.pins[i].path);
+}
+END_TEST
+
 /* One pin per path whatever the number of rules naming it, in the order of first mention. */
 START_TEST(pins_one_per_path)
 {
@@ -364,6 +446,7 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, exec_lib_slots);
 	tcase_add_test(tc, binary_search_agrees_with_reference);
 	tcase_add_test(tc, pins_one_per_path);
+	tcase_add_test(tc, name_prefix_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -128,11 +128,42 @@ START_TEST(path_errors)
 	one_error("allow file r /./**", 14, "'.' and '..' components are not allowed");
 	one_error("allow file r /a/**/b", 14, "'**' is only allowed as the last component");
 	one_error("allow file r /**/**", 14, "'**' is only allowed as the last component");
-	one_error("allow file r /a/*", 14, "glob characters are not supported here");
+	one_error("allow file r /a/*", 14, "a '*' alone would be every name in the directory");
+	one_error("allow file r /a/b**", 14, "glob characters are not supported here");
+	one_error("allow file r /a/b*/c", 14, "glob characters are not supported here");
 	one_error("allow file r /a/b*c", 14, "glob characters are not supported here");
 	one_error("allow file r /a/***", 14, "glob characters are not supported here");
 	one_error("allow file r /a/**x", 14, "glob characters are not supported here");
 	one_error("allow file r /*/x", 14, "glob characters are not supported here");
+}
+END_TEST
+
+/* DIR/NAME*: the names in DIR beginning with NAME, allow rules only. */
+START_TEST(name_prefixes)
+{
+	struct parsed r;
+	const struct bw_rule *rule;
+
+	rule = one_rule(&r, "allow file rw /dev/shm//PostgreSQL.*");
+	ck_assert_str_eq(rule->file.path, "/dev/shm/PostgreSQL.");
+	ck_assert(rule->file.name_prefix);
+	ck_assert(!rule->file.subtree);
+	parsed_free(&r);
+
+	rule = one_rule(&r, "allow exec lib /opt/app/lib/libplugin-*");
+	ck_assert_str_eq(rule->file.path, "/opt/app/lib/libplugin-");
+	ck_assert(rule->file.name_prefix);
+	ck_assert_uint_eq(rule->file.access, BW_ACC_M);
+	parsed_free(&r);
+
+	/* a subtree is not a prefix, and a plain path neither */
+	rule = one_rule(&r, "allow file r /a/**");
+	ck_assert(!rule->file.name_prefix);
+	parsed_free(&r);
+
+	one_error("deny file r /etc/ssh/ssh_host_*", 13, "a name prefix can only allow");
+	one_error("deny exec /usr/bin/x*", 11, "a name prefix can only allow");
+	one_error("allow net connect unix /run/x*", 24, "glob characters are not supported");
 }
 END_TEST
 
@@ -209,7 +240,7 @@ START_TEST(exec_rules)
 	/* a quoted "memfd" is a path, not the keyword */
 	one_error("allow exec \"memfd\"", 12, "relative path 'memfd'");
 	one_error("allow exec bin/sh", 12, "relative path 'bin/sh'");
-	one_error("allow exec /bin/*", 12, "glob characters are not supported here");
+	one_error("allow exec /bin/*", 12, "a '*' alone would be every name in the directory");
 	one_error("allow exec /usr/**/bin", 12, "'**' is only allowed as the last component");
 	one_error("allow exec", 11, "missing program path, 'lib PATH' or 'memfd'");
 }
@@ -272,6 +303,7 @@ Suite *path_suite(void)
 	tcase_add_test(tc, normalisation);
 	tcase_add_test(tc, path_errors);
 	tcase_add_test(tc, length_limit);
+	tcase_add_test(tc, name_prefixes);
 	tcase_add_test(tc, exec_rules);
 	tcase_add_test(tc, exec_lib_rules);
 	tcase_add_test(tc, origins);
