@@ -390,16 +390,45 @@ START_TEST(per_run_writes_in_the_job_directory)
 }
 END_TEST
 
-/* Where a per-run write may not become a subtree rule: the file stays exact, and says why. */
+/*
+ * A service's shared-memory segments, named anew at every start
+ * (PostgreSQL's /dev/shm/PostgreSQL.NNN), learned over two starts: one name
+ * prefix with the access of both, so that the next start's segment is allowed
+ * and no other service's is.
+ */
+START_TEST(per_run_segments_become_one_name_prefix)
+{
+	struct bw_learn_set *s = bw_learn_new();
+	struct loaded l;
+
+	add_file(s, RW, "/dev/shm/PostgreSQL.3292570658", "postgres");
+	add_file(s, R, "/dev/shm/PostgreSQL.1804289383", "postgres");
+	add_file(s, W, "/dev/shm/PostgreSQL.846930886", "postgres");
+	l = gen_load(s, NULL);
+	expect_line(l.text, "allow file rw /dev/shm/PostgreSQL.*");
+	ck_assert_ptr_null(strstr(l.text, "PostgreSQL.3292570658\n"));
+	ck_assert_ptr_null(strstr(strstr(l.text, "PostgreSQL.*") + 1, "allow file"
+								      " rw /dev/shm/PostgreSQL.*"));
+	ck_assert(file_ok(&l, "/dev/shm/PostgreSQL.1714636915", RW));
+	ck_assert_msg(!file_ok(&l, "/dev/shm/redis.1714636915", W), "%s", l.text);
+	ck_assert_msg(!file_ok(&l, "/dev/shm/PostgreSQL.1/x", W), "%s", l.text);
+	check_invariants(&l);
+	loaded_free(&l);
+	bw_learn_free(s);
+}
+END_TEST
+
+/*
+ * Where a per-run write may not become a subtree rule: the file stays exact,
+ * and says why, unless its name has a lasting beginning outside the system's
+ * own tree (or in /dev/shm) and outside secrets: then the names beginning so.
+ */
 START_TEST(per_run_writes_never_in_system_or_secret_directories)
 {
 	static const struct {
 		const char *path, *note;
 	} exact[] = {
-	    {"/tmp/out-4242.txt", "/tmp is a system directory"},
-	    {"/home/alice/out-4242.txt", "/home/alice is a system directory"},
 	    {"/etc/app/run/app-4242.pid", "/etc/app/run is in the system's own tree"},
-	    {"/dev/shm/sem.4242", "/dev/shm is in the system's own tree"},
 	    {"/usr/local/share/app/cache-4242", "is in the system's own tree"},
 	    {"/home/alice/.ssh/known_hosts.4242",
 	     "/home/alice/.ssh is a directory of secrets ('.ssh')"},
@@ -417,6 +446,18 @@ START_TEST(per_run_writes_never_in_system_or_secret_directories)
 
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		add_file(s, W, exact[i].path, "x");
+	/* Where the name has a lasting beginning: the names beginning so, in that directory. */
+	static const struct {
+		const char *path, *rule, *note;
+	} prefix[] = {
+	    {"/tmp/out-4242.txt", "allow file w /tmp/out-*", "/tmp is a system directory"},
+	    {"/home/alice/out-4242.txt", "allow file w /home/alice/out-*",
+	     "/home/alice is a system directory"},
+	    {"/dev/shm/sem.4242", "allow file w /dev/shm/sem.*",
+	     "/dev/shm is in the system's own tree"},
+	};
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		add_file(s, W, prefix[i].path, "x");
 	add_file(s, W, "/var/lib/app/state-4242.json", "x"); /* a service's own data */
 	add_file(s, W, "/home/alice/.config/app/cache-4242", "x");
 	l = gen_load(s, NULL);
@@ -426,6 +467,16 @@ START_TEST(per_run_writes_never_in_system_or_secret_directories)
 		expect_note(l.text, rule, "looks per-run");
 		expect_note(l.text, rule, exact[i].note);
 	}
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++) {
+		expect_line(l.text, prefix[i].rule);
+		expect_note(l.text, prefix[i].rule, "per-run names like");
+		expect_note(l.text, prefix[i].rule, prefix[i].note);
+		ck_assert(file_ok(&l, prefix[i].path, W));
+	}
+	ck_assert(file_ok(&l, "/dev/shm/sem.4243", W));
+	ck_assert(!file_ok(&l, "/dev/shm/sem.4243/x", W));
+	ck_assert(!file_ok(&l, "/dev/shm/other.4243", W));
+	ck_assert(!file_ok(&l, "/tmp/x-4243.txt", W));
 	expect_line(l.text, "allow file w /var/lib/app/**");
 	expect_line(l.text, "allow file w /home/alice/.config/app/**");
 	ck_assert(!file_ok(&l, "/home/alice/.ssh/authorized_keys", W));
@@ -731,6 +782,7 @@ Suite *learn_generalise_suite(void)
 	tcase_add_test(tc, redundant_subtrees_are_dropped);
 	tcase_add_test(tc, per_run_writes_in_the_job_directory);
 	tcase_add_test(tc, per_run_writes_never_in_system_or_secret_directories);
+	tcase_add_test(tc, per_run_segments_become_one_name_prefix);
 	tcase_add_test(tc, directories_of_secrets_are_never_generalised);
 	tcase_add_test(tc, secrets_recognised_by_what_was_learned);
 	tcase_add_test(tc, secrets_recognised_on_disk);

@@ -91,6 +91,37 @@ START_TEST(per_run_temporary_and_random_names)
 }
 END_TEST
 
+/* The lasting beginning of a per-run name: what the next run's names share. */
+START_TEST(per_run_stems)
+{
+	static const struct {
+		const char *name, *stem;
+	} t[] = {
+	    {"PostgreSQL.3292570658", "PostgreSQL."},
+	    {"sem.4242", "sem."},
+	    {"pg.sess.123456", "pg.sess."},
+	    {"sock.1234.lock", "sock."},
+	    {"temp-12345.rdb", "temp-"},
+	    {"out-4242.txt", "out-"},
+	    {"app_5f3a9c2e11b04d7e", "app_"},
+	    /* none: no separator, a stem too short or without a letter, nothing per-run */
+	    {"tmpab12cd34", ""},
+	    {"a.4242", ""},
+	    {"12.4242", ""},
+	    {"dump.rdb", ""},
+	    {"libfoo.so.6", ""},
+	    {"2024.4242", ""},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		size_t n = bw_learn_per_run_stem(t[i].name, strlen(t[i].name));
+
+		ck_assert_msg(n == strlen(t[i].stem) && !memcmp(t[i].name, t[i].stem, n),
+			      "%s: stem of %zu bytes, want '%s'", t[i].name, n, t[i].stem);
+	}
+}
+END_TEST
+
 START_TEST(system_directories)
 {
 	static const char *const sys[] = {
@@ -307,6 +338,7 @@ Suite *learn_names_suite(void)
 
 	tcase_add_test(tc, per_run_pids_times_counters);
 	tcase_add_test(tc, per_run_temporary_and_random_names);
+	tcase_add_test(tc, per_run_stems);
 	tcase_add_test(tc, system_directories);
 	tcase_add_test(tc, directories_of_secrets);
 	tcase_add_test(tc, holders_of_secrets);

@@ -106,6 +106,51 @@ static int cands_settle(struct bw_wctx *w)
 }
 
 /*
+ * Where a per-run file's directory may not be a subtree rule, its name may
+ * still have a lasting beginning that the next run's names share (a service's
+ * shared-memory segments: /dev/shm/PostgreSQL.NNN): then the file is written
+ * as the name prefix DIR/STEM*, which the kernel decides for names in DIR
+ * only. Not in a directory of secrets, and writes in the system's own tree
+ * only in /dev/shm, where services must make their segments.
+ */
+static size_t prefix_stem(const struct bw_fres *f, const struct bw_refusal *r, const char *c,
+			  size_t clen)
+{
+	const char *p = f->o->path;
+	char buf[160];
+
+	if (c[clen] || r->secret || bw_learn_key_like(c, clen) ||
+	    bw_learn_path_problem(p, BW_RULE_PATH_MAX, buf, sizeof(buf)))
+		return 0;
+	if ((f->bits & BW_ACC_W) && bw_learn_in_os_tree(p) && strncmp(p, "/dev/shm/", 9))
+		return 0;
+	return bw_learn_per_run_stem(c, clen);
+}
+
+/* Files of one name prefix in one directory: one rule, with the access of all. */
+static void merge_stems(struct bw_wctx *w)
+{
+	for (size_t i = 0; i < w->nfr; i++) {
+		struct bw_fres *a = &w->fr[i];
+		size_t alen;
+
+		if (!a->stem_len || a->stem_merged)
+			continue;
+		alen = (size_t)(a->vol - a->o->path) + a->stem_len;
+		for (size_t j = i + 1; j < w->nfr; j++) {
+			struct bw_fres *b = &w->fr[j];
+
+			if (!b->stem_len || b->stem_merged ||
+			    (size_t)(b->vol - b->o->path) + b->stem_len != alen ||
+			    memcmp(a->o->path, b->o->path, alen))
+				continue;
+			a->bits |= b->bits;
+			b->stem_merged = true;
+		}
+	}
+}
+
+/*
  * Per-run names, read or written: a file whose path has a per-run component
  * makes the parent of the shallowest one a candidate with the file's access,
  * so that the next run's names (a new PID, a new temporary name) are allowed
@@ -147,6 +192,7 @@ static int per_run_cands(struct bw_wctx *w, size_t *cap)
 			f->vol_plen = plen;
 			f->vol_why = why;
 			f->vol_refused = r->why;
+			f->stem_len = prefix_stem(f, r, c, clen);
 			continue;
 		}
 		ret = cand_push(w, cap, p, plen, f->bits);
@@ -284,8 +330,10 @@ int bw_generalise(struct bw_wctx *w)
 	size_t cap = 0;
 	int ret = 0;
 
-	if (!(w->flags & BW_LEARN_NO_VOLATILE))
+	if (!(w->flags & BW_LEARN_NO_VOLATILE)) {
 		ret = per_run_cands(w, &cap);
+		merge_stems(w);
+	}
 	if (!ret && !(w->flags & BW_LEARN_NO_FANOUT) && w->nfr)
 		ret = fanout_cands(w, &cap);
 	if (!ret)

@@ -92,7 +92,14 @@ struct bw_fres {
 	size_t vol_len, vol_plen; /* its length, its parent's */
 	const char *vol_why;
 	const char *vol_refused; /* why its parent may not be a subtree rule */
-	const char *secret;	 /* why its directory may not be either, for secrets */
+	/*
+	 * The per-run leaf's lasting beginning (bw_learn_per_run_stem), when the
+	 * file is written as the name prefix DIR/STEM* instead; stem_merged: an
+	 * earlier file's prefix rule is the same one and carries its access.
+	 */
+	size_t stem_len;
+	bool stem_merged;
+	const char *secret; /* why its directory may not be either, for secrets */
 };
 
 /* A subtree rule to write: `allow file BITS DIR/...` (a final "**" in the profile). */

@@ -44,6 +44,14 @@ bool bw_learn_profile_name_ok(const char *s);
  */
 const char *bw_learn_per_run(const char *c, size_t n, bool leaf);
 
+/*
+ * The lasting beginning of a per-run file name c[0..n): up to and including
+ * its last '.', '-' or '_' after which the rest looks per-run and before
+ * which nothing does (PostgreSQL.3292570658: "PostgreSQL.", 11 bytes);
+ * 0 when there is none, or it is shorter than 3 bytes or has no letter.
+ */
+size_t bw_learn_per_run_stem(const char *c, size_t n);
+
 /* "/", a top-level directory, or a first-level child of /usr, /etc, /bin,
  * /sbin, /lib, /lib64, /boot, /var, /opt, /root or /home. */
 bool bw_learn_system_dir(const char *dir);

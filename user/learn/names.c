@@ -341,6 +341,25 @@ const char *bw_learn_per_run(const char *c, size_t n, bool leaf)
 	return NULL;
 }
 
+size_t bw_learn_per_run_stem(const char *c, size_t n)
+{
+	if (!bw_learn_per_run(c, n, true))
+		return 0;
+	for (size_t k = n; k-- > 0;) {
+		bool letter = false;
+
+		if ((c[k] != '.' && c[k] != '-' && c[k] != '_') || k + 1 == n)
+			continue;
+		if (!bw_learn_per_run(c + k + 1, n - k - 1, true) ||
+		    bw_learn_per_run(c, k + 1, true))
+			continue;
+		for (size_t i = 0; i < k; i++)
+			letter |= c_alpha(c[i]);
+		return k + 1 >= 3 && letter ? k + 1 : 0;
+	}
+	return 0;
+}
+
 /* ---- system directories ---- */
 
 static bool first_is(const char *g, const char *const *names)

@@ -175,7 +175,7 @@ int bw_write_files(FILE *f, struct bw_wctx *w)
 	if (!it)
 		return -ENOMEM;
 	for (i = 0; i < w->nfr; i++)
-		if (w->fr[i].cand < 0)
+		if (w->fr[i].cand < 0 && !w->fr[i].stem_merged)
 			it[n++] = (struct item){w->fr[i].o->path, false, i};
 	for (i = 0; i < w->ncands; i++)
 		if (!w->cands[i].dead && w->cands[i].nfiles)
@@ -210,6 +210,34 @@ int bw_write_files(FILE *f, struct bw_wctx *w)
 
 		put_seen(f, r->o->count, &r->o->progs);
 		put_partial(f, w, r->st);
+		if (r->stem_len) {
+			size_t dlen = r->vol_plen ? r->vol_plen : 1,
+			       plen = (size_t)(r->vol - r->o->path);
+			char *prefix = strndup(r->o->path, plen + r->stem_len);
+
+			if (!prefix) {
+				free(it);
+				return -ENOMEM;
+			}
+			fputs("; per-run names like '", f);
+			put_comment_n(f, r->vol, r->vol_len);
+			fprintf(f, "' (%s), and ", r->vol_why);
+			put_comment_n(f, r->o->path, dlen);
+			fputs(" is ", f);
+			bw_put_comment(f, r->vol_refused);
+			fputs(": the names in it beginning with '", f);
+			put_comment_n(f, r->vol, r->stem_len);
+			fputs("'\n", f);
+			snprintf(rule, sizeof(rule), "allow file %s ",
+				 acc_str(r->bits & ~r->st->blocked));
+			if (r->bits & ~r->st->blocked) {
+				fputs(rule, f);
+				put_word(f, prefix, "*", false);
+				fputc('\n', f);
+			}
+			free(prefix);
+			continue;
+		}
 		if (r->vol) {
 			fputs("; kept exact although '", f);
 			put_comment_n(f, r->vol, r->vol_len);
@@ -425,7 +453,9 @@ int bw_write_view(FILE *f, const struct bw_wctx *w)
 {
 	for (size_t i = 0; i < w->s->n; i++)
 		if (w->s->v[i].cat == BW_CAT_NS && (w->st[i].need & ~w->st[i].allowed)) {
-			fputs("\n# mounts, chroot, user namespaces, moves between its own cgroups\n", f);
+			fputs(
+			    "\n# mounts, chroot, user namespaces, moves between its own cgroups\n",
+			    f);
 			return write_section(f, w, BW_CAT_NS, obj_ptr_cmp_view, put_view);
 		}
 	return 0;
