@@ -12,7 +12,8 @@ uname -r
 # Each suite takes test names; with names, a suite runs only those it has.
 status=0
 for suite in tests/integration/test_file.py tests/integration/test_exec.py tests/integration/test_net.py \
-	tests/integration/test_learn.py tests/integration/test_cli.py tests/integration/test_lifecycle.py \
+	tests/integration/test_learn.py tests/integration/test_services.py tests/integration/test_cli.py \
+	tests/integration/test_lifecycle.py \
 	tests/k8s/test_k8s.py tests/k8s/test_podman.py; do
 	echo "== $suite"
 	/usr/bin/python3 "$suite" --skip-unknown "$@" || status=1
