@@ -27,13 +27,16 @@ apt-get install -y -qq \
 # promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
 # apparmor_parser and aa-exec: AppArmor, a peer in the benchmarks (tools/bench/file-open.sh).
 apt-get install -y -qq --no-install-recommends prometheus apparmor >/dev/null
-# PostgreSQL 15, a real service learned and enforced in the guest (tests/integration/
-# test_services.py runs its own cluster as the postgres user); no cluster of its own.
+# PostgreSQL 15 and Redis 7, real services learned and enforced in the guest
+# (tests/integration/test_services.py runs its own server of each, as their users
+# postgres and redis, on unix sockets in its scratch directory); no cluster of
+# PostgreSQL's own. Where the machine starts services on install, redis-server's
+# listens on 6379 of the host; the tests never reach it.
 mkdir -p /etc/postgresql-common
 if ! grep -qs '^create_main_cluster' /etc/postgresql-common/createcluster.conf; then
 	echo 'create_main_cluster = false' >>/etc/postgresql-common/createcluster.conf
 fi
-apt-get install -y -qq --no-install-recommends postgresql-15 >/dev/null
+apt-get install -y -qq --no-install-recommends postgresql-15 redis-server >/dev/null
 # The Kubernetes node tests' stand-in for kubelet is a Node program (tests/k8s/cri.js),
 # and the manifest checks (tests/deploy/) run on Node too. A Node of the machine's own
 # (these machines have Node 20 with its npm) is kept; else Debian's (Node 18, npm 9).

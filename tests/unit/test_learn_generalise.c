@@ -267,7 +267,8 @@ START_TEST(w_subtrees_stay_out_of_the_system_tree)
 	}
 	/* Where a workload's own data lives, w subtrees are fine. */
 	expect_fanout("/var/lib/app", RW);
-	expect_fanout("/home/alice/proj", W);
+	/* Written only: read too, the workload reads back what it wrote there. */
+	expect_fanout("/home/alice/proj", W | R);
 	expect_fanout("/tmp/job", RW);
 }
 END_TEST
@@ -477,8 +478,9 @@ START_TEST(per_run_writes_never_in_system_or_secret_directories)
 	ck_assert(!file_ok(&l, "/dev/shm/sem.4243/x", W));
 	ck_assert(!file_ok(&l, "/dev/shm/other.4243", W));
 	ck_assert(!file_ok(&l, "/tmp/x-4243.txt", W));
-	expect_line(l.text, "allow file w /var/lib/app/**");
-	expect_line(l.text, "allow file w /home/alice/.config/app/**");
+	expect_line(l.text, "allow file rw /var/lib/app/**");
+	expect_note(l.text, "allow file rw /var/lib/app/**", "read too: written only");
+	expect_line(l.text, "allow file rw /home/alice/.config/app/**");
 	ck_assert(!file_ok(&l, "/home/alice/.ssh/authorized_keys", W));
 	ck_assert(!file_ok(&l, "/home/alice/.config/gcloud/credentials.db", W));
 	check_invariants(&l);

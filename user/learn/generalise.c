@@ -84,6 +84,28 @@ static int cands_settle(struct bw_wctx *w)
 		w->cands[out++] = *c;
 	}
 	w->ncands = out;
+	/*
+	 * A directory the workload writes names into is its own: what it writes
+	 * there it reads back at its next start (a database's dump renamed into
+	 * place, a cache), which no learning run before the first write can
+	 * see. So a subtree rule for writing is one for reading too, where a
+	 * subtree rule for reading may be written.
+	 */
+	for (i = 0; i < w->ncands; i++) {
+		struct bw_cand *c = &w->cands[i];
+		const struct bw_refusal *r;
+		int ret;
+
+		if (!(c->bits & BW_ACC_W) || (c->bits & BW_ACC_R))
+			continue;
+		ret = bw_refused(w, c->dir, c->bits | BW_ACC_R, &r);
+		if (ret)
+			return ret;
+		if (!r->why) {
+			c->bits |= BW_ACC_R;
+			c->read_back = true;
+		}
+	}
 	for (i = 0; i < w->ncands; i++) {
 		struct bw_cand *c = &w->cands[i];
 		char *a = strdup(c->dir), *slash;

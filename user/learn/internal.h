@@ -110,7 +110,8 @@ struct bw_cand {
 	unsigned fanout_bits; /* their access */
 	char *vol;	      /* or: an example per-run name below it */
 	const char *vol_why;
-	bool dead; /* an ancestor's rule covers it */
+	bool dead;	/* an ancestor's rule covers it */
+	bool read_back; /* written only: read too, the workload's own (generalise.c) */
 	unsigned long long count;
 	size_t nfiles;
 	struct bw_progs progs;

@@ -199,6 +199,10 @@ int bw_write_files(FILE *f, struct bw_wctx *w)
 				bw_put_comment(f, c->vol);
 				fprintf(f, "' (%s)", c->vol_why);
 			}
+			if (c->read_back)
+				fputs("; read too: written only, a directory the workload writes "
+				      "names into is its own, read back at its next start",
+				      f);
 			fprintf(f, "\nallow file %s ", acc_str(c->bits));
 			put_word(f, c->dir, "/**", false);
 			fputc('\n', f);
