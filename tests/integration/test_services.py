@@ -7,7 +7,9 @@ a PL/pgSQL block, a stop) learned with `run --mode learn`, then two more
 starts under the learned profile. Each start names its shared-memory
 segments in /dev/shm anew, so the exact names learned are dead at the next
 start: the profile must say /dev/shm/PostgreSQL.*, and the server must start,
-answer and stop with no refusal. The same server, enforced, is then asked to
+answer, load a module it never loaded while learning (auto_explain, from
+the library directory of plpgsql.so, which it did load) and stop with no
+refusal. The same server, enforced, is then asked to
 read a file it never read while learning (pg_read_file), a route an attacker
 with SQL has; the control reads it with no sandbox.
 
@@ -23,6 +25,7 @@ from bwtest import BW, SCRATCH, Skipped, check, check_eq, main, write
 
 S = SCRATCH
 PG = "/usr/lib/postgresql/15/bin"
+PG_LIB = "/usr/lib/postgresql/15/lib"
 
 
 def as_postgres(args, **kw):
@@ -75,6 +78,14 @@ def test_postgresql_starts_again_under_its_learned_profile():
     check(not [l for l in rules if l.startswith("allow file") and "/dev/shm/PostgreSQL.1" in l
                or l.rstrip().endswith("/dev/shm/**")],
           "no dead segment names, no /dev/shm/**:\n%s" % "\n".join(rules))
+    check("allow exec lib %s/**" % PG_LIB in rules,
+          "the server's library directory:\n%s" % "\n".join(rules))
+    # The next starts also load a module the learning start never mapped.
+    with open(job) as f:
+        lines = f.read().splitlines(True)
+    lines.insert(-1, "%s/psql -h %s -d postgres -Atc \"load 'auto_explain'; "
+                 "select 'auto_explain ok';\"\n" % (PG, d))
+    write(job, "".join(lines))
     # Two more starts: new segment names each time, all allowed by the prefix.
     for n in (2, 3):
         elog = S + "/enforce%d.log" % n
@@ -83,8 +94,10 @@ def test_postgresql_starts_again_under_its_learned_profile():
                            capture_output=True, text=True, timeout=900)
         check_eq(r.returncode, 0, "start %d under the learned profile (stdout %s, stderr %s, "
                  "server log %s)" % (n, r.stdout, r.stderr, open(d + "/log").read()[-2000:]))
-        check_eq([l for l in r.stdout.splitlines() if l in ("%d" % n, "plpgsql ok")],
-                 ["%d" % n, "plpgsql ok"], "what the server answered at start %d" % n)
+        check_eq([l for l in r.stdout.splitlines()
+                  if l in ("%d" % n, "plpgsql ok", "auto_explain ok")],
+                 ["%d" % n, "plpgsql ok", "auto_explain ok"],
+                 "what the server answered at start %d" % n)
         refused = [e for e in events(elog) if e["type"] == "deny"]
         check_eq(refused, [], "refusals at start %d" % n)
 

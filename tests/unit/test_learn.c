@@ -634,6 +634,9 @@ START_TEST(libraries_and_the_loader)
 	add_exec(s, "/opt/app/bin/app", "/usr/bin/dash");
 	add_lib(s, "/opt/app/bin/app", "/opt/app/bin/app");
 	add_lib(s, "/opt/app/lib/libapp.so.1", "/opt/app/bin/app");
+	add_lib(s, "/opt/app/lib/libapp-extra.so", "/opt/app/bin/app");
+	add_lib(s, "/opt/app/plugins/p.so", "/opt/app/bin/app");
+	add_file(s, BW_ACC_W, "/opt/app/plugins/cache.bin", "/opt/app/bin/app");
 	add_lib(s, "/usr/lib/x86_64-linux-gnu/libc.so.6", "/opt/app/bin/app");
 	/* `ld.so /tmp/job/prog`: the loader run, and the program it mapped */
 	add_exec(s, loader, "/usr/bin/dash");
@@ -642,17 +645,25 @@ START_TEST(libraries_and_the_loader)
 	ck_assert(bw_learn_has_exec(s, "/opt/app/bin/app"));
 	ck_assert(!bw_learn_has_exec(s, "/opt/app/lib/libapp.so.1"));
 	ck_assert(bw_learn_has_exec(s, loader));
-	ck_assert_uint_eq(bw_learn_count(s), 5);
+	ck_assert_uint_eq(bw_learn_count(s), 8);
 
 	l = gen_load(s, &o);
 	/* run and mapped: one rule, which maps it too */
 	expect_line(l.text, "allow exec /opt/app/bin/app");
 	expect_no_line(l.text, "allow exec lib /opt/app/bin/app");
 	ck_assert(exec_ok(&l, "/opt/app/bin/app") && lib_ok(&l, "/opt/app/bin/app"));
-	/* mapped only: a library */
-	expect_line(l.text, "allow exec lib /opt/app/lib/libapp.so.1");
+	/* mapped only: a library, and its package's library directory with it */
+	expect_line(l.text, "allow exec lib /opt/app/lib/**");
+	c = line_before(l.text, "allow exec lib /opt/app/lib/**");
+	ck_assert_ptr_nonnull(strstr(c, "# a library directory"));
+	free(c);
 	ck_assert(lib_ok(&l, "/opt/app/lib/libapp.so.1"));
+	ck_assert(lib_ok(&l, "/opt/app/lib/plugins/libplugin.so"));
 	ck_assert(!exec_ok(&l, "/opt/app/lib/libapp.so.1"));
+	ck_assert(!lib_ok(&l, "/opt/app/share/x.so"));
+	/* where the workload wrote, a library stays exact: code of its choosing */
+	expect_line(l.text, "allow exec lib /opt/app/plugins/p.so");
+	ck_assert(!lib_ok(&l, "/opt/app/plugins/q.so"));
 	/* the system's libraries, the loader among them, are the base abstraction's */
 	expect_line(l.text, "include \"abstractions/base\"");
 	ck_assert_ptr_null(strstr(l.text, "libc.so.6"));

@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -316,6 +317,43 @@ static bool mapped_by_loader(const struct bw_lobj *o)
 }
 
 /*
+ * The library directory a library was mapped from, as a length of path, when
+ * its other libraries may be mapped too: a package's own directory of shared
+ * objects (/usr/lib/postgresql/15/lib), whose plugins and extensions a
+ * service maps when it first needs them, often after learning ended. Only in
+ * the system's own tree (/usr, /lib, /lib64) or /opt, three levels down or
+ * more, and only where the workload wrote nothing: code it could write there
+ * would be code of its choosing. 0: keep the library's own rule.
+ */
+static size_t lib_dir_len(const struct bw_wctx *w, const char *path)
+{
+	static const char *const tops[] = {"/usr/", "/lib/", "/lib64/", "/opt/", NULL};
+	const char *base = strrchr(path, '/') + 1, *so = strstr(base, ".so");
+	size_t len = (size_t)(base - path) - 1, depth = 0, i;
+	bool top = false;
+
+	if (!so || (so[3] && so[3] != '.') || bw_learn_is_loader(path))
+		return 0;
+	for (i = 0; tops[i]; i++)
+		top |= !strncmp(path, tops[i], strlen(tops[i]));
+	for (i = 0; i < len; i++)
+		depth += path[i] == '/';
+	if (!top || depth < 3)
+		return 0;
+	for (i = 0; i < w->nfiles; i++) {
+		const struct bw_lobj *o = w->files[i];
+
+		if ((o->access & BW_ACC_W) && !strncmp(o->path, path, len) &&
+		    (!o->path[len] || o->path[len] == '/'))
+			return 0;
+	}
+	return len;
+}
+
+/* The library directory written last: put_exec sees libraries in path order. */
+static char lib_dir_done[PATH_MAX];
+
+/*
  * An exec rule: memfd, or a path. A program run gets `allow exec` (which maps
  * it too); a file only mapped, a library, `allow exec lib`. The dynamic
  * loader run directly (`ld.so PROGRAM`) gets no rule to run: it would run any
@@ -350,6 +388,22 @@ static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 		      "program itself, and learn again) or one of its libraries\n",
 		      f);
 	rule = left & BW_ACC_R ? "allow exec " : "allow exec lib ";
+	if (!(left & BW_ACC_R) && !(st->blocked & left) && lib_dir_len(w, o->path)) {
+		size_t len = lib_dir_len(w, o->path);
+
+		if (strlen(lib_dir_done) == len && !strncmp(lib_dir_done, o->path, len)) {
+			fputs("# in the library directory allowed above\n", f);
+			return;
+		}
+		snprintf(lib_dir_done, sizeof(lib_dir_done), "%.*s", (int)len, o->path);
+		fputs("# a library directory: the package's other libraries (plugins, extensions "
+		      "mapped when first used) may be mapped too\n",
+		      f);
+		fputs(rule, f);
+		put_word(f, lib_dir_done, "/**", false);
+		fputc('\n', f);
+		return;
+	}
 	if (st->blocked & left)
 		put_blocked(f, w, st, rule, o->path, "");
 	else
@@ -427,6 +481,7 @@ static int write_section(FILE *f, const struct bw_wctx *w, enum bw_cat cat,
 
 int bw_write_execs(FILE *f, const struct bw_wctx *w)
 {
+	lib_dir_done[0] = '\0';
 	return write_section(f, w, BW_CAT_EXEC, obj_ptr_cmp_exec, put_exec);
 }
 
