@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "learn.h"
 #include "learn_agent.h"
+#include "learn_names.h"
 #include "session.h"
 #include "doors.h"
 #include "util.h"
@@ -269,7 +270,9 @@ static int run(struct bw_opts *o)
 	if (learned) {
 		bw_learn_min_children = o->min_children;
 		bw_learn_flags = o->learn_flags;
-		if (bw_learn_save(learned, o->output, argv[0]))
+		if (bw_learn_save(learned, o->output,
+				  bw_learn_command_name(argv) ? bw_learn_command_name(argv)
+							      : argv[0]))
 			exit_code = exit_code ? exit_code : BW_EXIT_RUN_FAILED;
 		bw_learn_free(learned);
 	}

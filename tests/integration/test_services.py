@@ -78,6 +78,10 @@ def test_postgresql_starts_again_under_its_learned_profile():
     check(not [l for l in rules if l.startswith("allow file") and "/dev/shm/PostgreSQL.1" in l
                or l.rstrip().endswith("/dev/shm/**")],
           "no dead segment names, no /dev/shm/**:\n%s" % "\n".join(rules))
+    # Named after what the command line runs, past runuser; no comment names
+    # the agent's own program, which only started the command.
+    check_eq(rules[0], "profile job.sh", "the profile's name")
+    check(os.path.realpath(BW) not in learned, "the agent's path in the profile:\n%s" % learned)
     check("allow exec lib %s/**" % PG_LIB in rules,
           "the server's library directory:\n%s" % "\n".join(rules))
     # The next starts also load a module the learning start never mapped.

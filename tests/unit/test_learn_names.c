@@ -122,6 +122,38 @@ START_TEST(per_run_stems)
 }
 END_TEST
 
+/* The learned profile is named after the program a command line runs, not its wrappers. */
+START_TEST(command_names)
+{
+	static const struct {
+		const char *argv[12];
+		const char *name;
+	} t[] = {
+	    {{"/usr/bin/redis-server", "/etc/redis.conf"}, "/usr/bin/redis-server"},
+	    {{"setpriv", "--reuid=redis", "--regid=redis", "--init-groups", "redis-server", "x"},
+	     "redis-server"},
+	    {{"runuser", "-u", "postgres", "--", "/usr/lib/postgresql/15/bin/postgres", "-D", "d"},
+	     "/usr/lib/postgresql/15/bin/postgres"},
+	    {{"sudo", "env", "A=1", "timeout", "30", "nice", "-n", "5", "nginx", "-g", "x"},
+	     "nginx"},
+	    {{"env", "LANG=C", "nginx"}, "nginx"},
+	    {{"timeout", "30", "/opt/app/bin/app"}, "/opt/app/bin/app"},
+	    {{"runuser", "-u", "app", "--", "sh", "/srv/job.sh"}, "/srv/job.sh"},
+	    {{"sh", "-c", "exec app"}, "sh"},
+	    {{"bash", "run.sh", "--fast"}, "run.sh"},
+	    {{"nohup"}, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const char *got = bw_learn_command_name((char *const *)t[i].argv);
+
+		ck_assert_msg((!got && !t[i].name) || (got && t[i].name && !strcmp(got, t[i].name)),
+			      "case %zu: got %s, want %s", i, got ? got : "NULL",
+			      t[i].name ? t[i].name : "NULL");
+	}
+}
+END_TEST
+
 START_TEST(system_directories)
 {
 	static const char *const sys[] = {
@@ -339,6 +371,7 @@ Suite *learn_names_suite(void)
 	tcase_add_test(tc, per_run_pids_times_counters);
 	tcase_add_test(tc, per_run_temporary_and_random_names);
 	tcase_add_test(tc, per_run_stems);
+	tcase_add_test(tc, command_names);
 	tcase_add_test(tc, system_directories);
 	tcase_add_test(tc, directories_of_secrets);
 	tcase_add_test(tc, holders_of_secrets);

@@ -24,6 +24,21 @@
 #include "libdir.h"
 #include "util.h"
 
+/* This agent's own program, read once ("" when /proc cannot say). */
+static const char *agent_exe(void)
+{
+	static char self[PATH_MAX];
+	static bool known;
+
+	if (!known) {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		self[n > 0 ? n : 0] = '\0';
+		known = true;
+	}
+	return self;
+}
+
 /* A learn record, decoded into what the profile writer aggregates. */
 void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe)
 {
@@ -33,6 +48,13 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 
 	snprintf(comm, sizeof(comm), "%.*s", BW_COMM_LEN, ev->comm);
 	l.program = exe && *exe ? exe : comm;
+	/*
+	 * `run` starts the command from a copy of itself in the governed cgroup:
+	 * what that copy does (the command's exec) is the start, and the comments
+	 * should not name wherever this build happens to live.
+	 */
+	if (exe && *agent_exe() && !strcmp(exe, agent_exe()))
+		l.program = "bpfwarden (starting the command)";
 	if (bw_op_ns(ev->op) >= 0) {
 		/*
 		 * A mount, chroot, user namespace or move between the sandbox's own

@@ -52,6 +52,16 @@ const char *bw_learn_per_run(const char *c, size_t n, bool leaf);
  */
 size_t bw_learn_per_run_stem(const char *c, size_t n);
 
+/*
+ * The word of a command line (argv, NULL-terminated) that names what it runs,
+ * for the learned profile's name: past the programs that only run another
+ * (runuser, sudo, env, timeout, nice, setpriv, ...) and their options (up to
+ * "--" when they have one, else to the first word that is neither an option
+ * nor VAR=value), and for a shell running a script, the script. NULL when
+ * nothing is left.
+ */
+const char *bw_learn_command_name(char *const *argv);
+
 /* "/", a top-level directory, or a first-level child of /usr, /etc, /bin,
  * /sbin, /lib, /lib64, /boot, /var, /opt, /root or /home. */
 bool bw_learn_system_dir(const char *dir);

@@ -360,6 +360,57 @@ size_t bw_learn_per_run_stem(const char *c, size_t n)
 	return 0;
 }
 
+/* ---- the command a learned profile is named after ---- */
+
+static const char *base_of(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+static bool in_list(const char *word, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(word, *list))
+			return true;
+	return false;
+}
+
+const char *bw_learn_command_name(char *const *argv)
+{
+	/* Programs that only start another, with its own options in between. */
+	static const char *const wrappers[] = {
+	    "runuser", "su",	  "sudo",  "doas",  "setpriv", "env",	  "nice",  "ionice",
+	    "timeout", "chroot", "nohup", "stdbuf", "taskset", "chrt",	  "setsid", "unshare",
+	    "nsenter", "prlimit", "gosu",  "su-exec", "tini",  "dumb-init", "time", "exec",
+	    NULL};
+	static const char *const shells[] = {"sh", "dash", "bash", "zsh", "ksh", NULL};
+	size_t i = 0;
+
+	while (argv[i] && in_list(base_of(argv[i]), wrappers)) {
+		size_t j, dashes = 0;
+
+		for (j = i + 1; argv[j]; j++)
+			if (!strcmp(argv[j], "--")) {
+				dashes = j;
+				break;
+			}
+		if (dashes) {
+			i = dashes + 1;
+			continue;
+		}
+		/* No "--": options, VAR=value and a timeout's or nice's number go. */
+		for (i++; argv[i] && (argv[i][0] == '-' || strchr(argv[i], '=') ||
+				      (argv[i][0] >= '0' && argv[i][0] <= '9'));
+		     i++)
+			;
+	}
+	if (argv[i] && in_list(base_of(argv[i]), shells) && argv[i + 1] && argv[i + 1][0] != '-')
+		return argv[i + 1];
+	return argv[i];
+}
+
 /* ---- system directories ---- */
 
 static bool first_is(const char *g, const char *const *names)
