@@ -166,6 +166,60 @@ static __always_inline struct bw_path_rule *bw_past_name_prefix(struct bw_scratc
 }
 
 /*
+ * A process's own /proc entries: when the path (len bytes at s->key.path) is
+ * /proc/N or below it on a procfs and the entry is the current process's
+ * (or its thread's, through /proc/thread-self), fill s->self_key with the
+ * same path as /proc/self (as far as a key holds) and say so. Rules on
+ * /proc/self then decide it where they are more specific than the path's
+ * own rules (BW_PATH_SELF), whatever its PID. The entry is told by its
+ * inode's struct pid, not by N: in a PID namespace N is the namespace's.
+ */
+static __always_inline bool bw_own_proc_key(struct bw_scratch *s, struct dentry *dentry, __u32 len)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inode *inode;
+	struct pid *pid;
+	__u32 n = 0, at, rest;
+	int i;
+
+	if (len < 7 || BPF_CORE_READ(dentry, d_sb, s_magic) != BW_PROC_MAGIC ||
+	    !bw_bytes_eq(s->key.path, "/proc/", 6))
+		return false;
+	inode = BPF_CORE_READ(dentry, d_inode);
+	if (!inode)
+		return false;
+	pid = BPF_CORE_READ(
+	    (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode)),
+	    pid);
+	if (!pid || (pid != BPF_CORE_READ(task, group_leader, thread_pid) &&
+		     pid != BPF_CORE_READ(task, thread_pid)))
+		return false;
+	for (i = 0; i < 10; i++) {
+		char c = s->key.path[6 + i];
+
+		if (c < '0' || c > '9')
+			break;
+		n++;
+	}
+	at = 6 + n;
+	if (!n || at > len || (at < len && s->key.path[at & 31] != '/'))
+		return false;
+	rest = len - at;
+	if (rest > BW_KEY_PATH_MAX - 11)
+		rest = BW_KEY_PATH_MAX - 11;
+	/* The verifier must see the bound on the register passed, not on a copy. */
+	barrier_var(rest);
+	rest &= 0xff;
+	__builtin_memcpy(s->self_key.path, "/proc/self", 10);
+	if (rest && bpf_probe_read_kernel(s->self_key.path + 10, rest, s->key.path + (at & 31)))
+		return false;
+	s->self_key.path[(10 + rest) & 0xff] = '\0';
+	s->self_key.policy = s->key.policy;
+	s->self_key.prefixlen = bw_path_key_bits(10 + rest);
+	return true;
+}
+
+/*
  * Decide an access to the object whose path (len bytes) is at s->key.path,
  * with the rules in `tries` (the category's tries, one per slot: the
  * process's slot's is looked up only when a path is matched) and the pins
@@ -194,6 +248,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	struct bw_outcome o;
 	struct inode *inode;
 	__u32 policy = cg->policy, size, real;
+	__u8 self;
 	void *rules;
 
 	pol = bw_policy_of(cg);
@@ -260,6 +315,16 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		s->key.prefixlen = bw_path_key_bits(len);
 		r = bpf_map_lookup_elem(rules, &s->key);
 		r = bw_past_name_prefix(s, rules, r, len);
+		/* Learn mode looks too: what it records is written as /proc/self. */
+		self = pol->proc_self & (cat == BW_CAT_PIN_EXEC ? BW_SELF_EXEC : BW_SELF_FILE);
+		if ((self || cg->mode == BW_MODE_LEARN) && bw_own_proc_key(s, dentry, len)) {
+			struct bw_path_rule *own =
+			    self ? bpf_map_lookup_elem(rules, &s->self_key) : NULL;
+
+			flags |= BW_EVF_OWN_PROC;
+			if (own && (own->flags & BW_PATH_SELF))
+				r = own;
+		}
 		if (access & BW_SLOT_R)
 			bw_decide_access(&d, r ? r->verdict_r : BW_V_NONE, r ? r->rule_r : 0,
 					 default_verdict);

@@ -48,7 +48,8 @@ struct bw_scratch {
 	char evpath[BW_PATH_BUF];   /* ... immediately followed by its path */
 	struct bw_path_key key;	    /* the trie reads sizeof(key) bytes ... */
 	char key_tail[BW_PATH_BUF]; /* ... the full path runs on into here */
-	char buf[2 * BW_PATH_BUF];  /* bw_path_build: path ends at BW_PATH_BUF */
+	struct bw_path_key self_key; /* key with /proc/PID as /proc/self (decide.bpf.h) */
+	char buf[2 * BW_PATH_BUF];   /* bw_path_build: path ends at BW_PATH_BUF */
 };
 
 struct {

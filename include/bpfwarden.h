@@ -194,7 +194,13 @@ struct bw_policy {
 	 * skipped. BW_PIN_DEVS_MANY: more than fit here, always climb.
 	 */
 	__u8 npin_devs;
-	__u8 pad3[3];
+	/*
+	 * BW_SELF_*: this policy's file or exec rules name /proc/self, which
+	 * the kernel looks up for a process's own /proc/PID entries
+	 * (bpf/decide.bpf.h); where a pad was, so older entries read as none.
+	 */
+	__u8 proc_self;
+	__u8 pad3[2];
 	__u32 pin_devs[4];
 	/*
 	 * `allow|deny mount|chroot|userns|cgroup`, indexed by BW_NS_*: enum
@@ -283,6 +289,13 @@ struct bw_path_rule {
  * changes, whose hook gets no mount to build a path from, are decided by it.
  */
 #define BW_PIN_MOUNT 0x1
+/*
+ * Trie values only: the key is /proc/self or below it, a rule on a process's
+ * own /proc entries, whatever its PID (a rule on /proc/self or below).
+ */
+#define BW_PATH_SELF 0x2
+#define BW_SELF_FILE 0x1 /* bw_policy.proc_self: in the file trie */
+#define BW_SELF_EXEC 0x2 /* in the exec trie */
 _Static_assert(sizeof(struct bw_path_rule) == 8, "bw_path_rule size");
 
 /*
@@ -617,6 +630,12 @@ static inline int bw_op_ns(unsigned op)
  * real object as it sees it (a bind mount's source, the file in a chroot).
  */
 #define BW_EVF_REAL 0x40
+/*
+ * The object is the process's own /proc entry, its path /proc/N... with N
+ * its PID as its procfs shows it: learn writes it as /proc/self...; never
+ * kept by the decision cache (another process of the cgroup may open it).
+ */
+#define BW_EVF_OWN_PROC 0x80
 
 struct bw_real_name {
 	__u32 dev; /* the object's file system (dev_t, bw_dev_encode()) */

@@ -226,12 +226,18 @@ static bool prefix_allowed(struct fctx *fc, const struct bw_rule *r, const struc
 {
 	char q[BW_QUOTE_BUF];
 
-	if (!np->name_prefix || r->verdict != BW_V_DENY)
+	if (!np->name_prefix || (r->verdict != BW_V_DENY && !bw_path_is_proc_self(np->path)))
 		return true;
-	error_at(fc, t,
-		 "'%s': a name prefix can only allow; a deny rule names objects, which are "
-		 "refused under every name they have: deny the directory (DIR/**) instead",
-		 show(q, t));
+	if (r->verdict == BW_V_DENY)
+		error_at(fc, t,
+			 "'%s': a name prefix can only allow; a deny rule names objects, which "
+			 "are refused under every name they have: deny the directory (DIR/**) "
+			 "instead",
+			 show(q, t));
+	else
+		error_at(fc, t,
+			 "'%s': no name prefix in /proc/self: name the entries, or /proc/self/**",
+			 show(q, t));
 	free(np->path);
 	np->path = NULL;
 	return false;

@@ -97,3 +97,8 @@ enum bw_path_err bw_path_parse(const char *s, size_t len, bool subtree_ok, size_
 	out->path = p;
 	return BW_PATH_OK;
 }
+
+bool bw_path_is_proc_self(const char *path)
+{
+	return !strncmp(path, "/proc/self", 10) && (!path[10] || path[10] == '/');
+}

@@ -37,4 +37,12 @@ struct bw_path {
 enum bw_path_err bw_path_parse(const char *s, size_t len, bool subtree_ok, size_t max,
 			       struct bw_path *out);
 
+/*
+ * Is the normalised path /proc/self or below it? Such rules name a process's
+ * own /proc entries whatever its PID: the kernel matches /proc/PID of the
+ * current process to them, and nothing there is pinned (at load /proc/self
+ * is the agent's own).
+ */
+bool bw_path_is_proc_self(const char *path);
+
 #endif /* BW_POLICY_PATH_H */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "path.h"
 #include "pins.h"
 
 static int key_cmp(const void *a, const void *b)
@@ -112,6 +113,8 @@ static int add_key(struct bw_file_entry **v, size_t *n, size_t *cap, const char 
 		e->key[len] = (char)term;
 		e->keylen = len + 1;
 	}
+	if (bw_path_is_proc_self(path))
+		e->val.flags |= BW_PATH_SELF;
 	merge(&e->val, access, verdict, id);
 	return 0;
 }
@@ -590,6 +593,12 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 	ret = build_keys(p, BW_CAT_FILE, &out->files, &out->nfiles, err, errlen);
 	if (!ret)
 		ret = build_keys(p, BW_CAT_EXEC, &out->execs, &out->nexecs, err, errlen);
+	for (i = 0; !ret && i < out->nfiles; i++)
+		if (out->files[i].val.flags & BW_PATH_SELF)
+			out->policy.proc_self |= BW_SELF_FILE;
+	for (i = 0; !ret && i < out->nexecs; i++)
+		if (out->execs[i].val.flags & BW_PATH_SELF)
+			out->policy.proc_self |= BW_SELF_EXEC;
 	if (!ret)
 		ret = build_net(p, out, err, errlen);
 	if (ret)

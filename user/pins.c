@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 
 #include "mounts.h"
+#include "path.h"
 #include "pins.h"
 #include "positions.h"
 #include "util.h"
@@ -33,6 +34,7 @@ static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, c
 	if (e)
 		pin.self = e->val;
 	pin.self.name_at = 0;
+	pin.self.flags &= ~BW_PATH_SELF;
 	if (dir) {
 		/* "P/" finds the subtree key of P itself, or the nearest above it. */
 		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
@@ -40,6 +42,7 @@ static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, c
 		if (e)
 			pin.below = e->val;
 		pin.below.name_at = 0;
+		pin.below.flags &= ~BW_PATH_SELF;
 	}
 	return pin;
 }
@@ -118,9 +121,11 @@ static int plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_c
 
 		/*
 		 * A name prefix names no object to pin (allow rules only: the
-		 * parser refuses a deny); its names are decided by path.
+		 * parser refuses a deny); its names are decided by path. Nor does
+		 * /proc/self, which at load is the agent's own.
 		 */
-		if (r->cat != cat || !r->file.path || r->file.name_prefix)
+		if (r->cat != cat || !r->file.path || r->file.name_prefix ||
+		    bw_path_is_proc_self(r->file.path))
 			continue;
 		ret = bw_index_reserve(&ix, path_hash, &pc);
 		if (ret) {

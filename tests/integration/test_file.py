@@ -88,6 +88,44 @@ def test_name_prefix_rules():
           not os.path.exists(S + "/shm/PostgreSQL.3292570658"), "the allowed changes were made")
 
 
+def test_own_proc_entries():
+    """/proc/self/** is a process's own /proc/PID, whatever its PID: the
+    kernel sees /proc/PID (the self link resolved) and matches it to the
+    rule only when PID is the reader's own. Another process's entries, PID 1's
+    and the parent's outside the sandbox, stay refused; so does /proc/self
+    where a deny rule on it is more specific."""
+    parent = os.getpid()
+    p = profile("default deny\n" + RUNTIME_RULES +
+                "allow file r /proc/self/**\ndeny file r /proc/self/environ\n")
+    r = expect_ops(p, [
+        (("read", "/proc/self/status"), "OK"),
+        (("read", "/proc/self/stat"), "OK"),
+        (("readdir", "/proc/self/fd"), "OK"),
+        (("read", "/proc/thread-self/stat"), "OK"),
+        (("read", "/proc/self/environ"), EACCES),
+        (("read", "/proc/1/status"), EACCES),
+        (("read", "/proc/%d/status" % parent), EACCES),
+    ])
+    denied = [e["path"] for e in r.events if e["type"] == "deny"]
+    check_eq(sorted(d.split("/")[-1] for d in denied), ["environ", "status", "status"],
+             "the refusals: %s" % denied)
+    check(all(d.startswith("/proc/") and d.split("/")[2].isdigit() for d in denied),
+          "events name the real /proc/PID: %s" % denied)
+    # A sibling in the same sandbox: the child reads its own stat (allowed),
+    # then the parent opens the child's, which is not its own.
+    script = ("import os, subprocess, sys\n"
+              "c = subprocess.Popen([sys.executable, '-c', \"open('/proc/self/stat').read(); "
+              "print('child ok', flush=True); import time; time.sleep(5)\"], "
+              "stdout=subprocess.PIPE, text=True)\n"
+              "print(c.stdout.readline().strip())\n"
+              "try:\n    open('/proc/%d/stat' % c.pid).read(); print('parent read the child')\n"
+              "except OSError as e:\n    print('parent', e.errno)\n"
+              "c.kill()\n")
+    r = run(p, ["/usr/bin/python3", "-c", script])
+    check_eq(r.stdout.split("\n")[:2], ["child ok", "parent 13"],
+             "a sibling's own entry (stderr %s)" % r.stderr)
+
+
 def test_path_not_utf8_is_exact_in_the_log():
     """A denied file whose name is not UTF-8 (caf + a Latin-1 e-acute): the
     deny event's path has U+FFFD for the byte and path_b64 the name's exact
@@ -899,6 +937,7 @@ TESTS = [
     test_path_not_utf8_is_exact_in_the_log,
     test_exact_and_subtree,
     test_name_prefix_rules,
+    test_own_proc_entries,
     test_r_versus_w,
     test_most_specific_and_deny_ties,
     test_default_allow_and_default_deny,

@@ -153,6 +153,42 @@ START_TEST(name_prefix_keys)
 }
 END_TEST
 
+/*
+ * /proc/self rules: flagged in the trie (the kernel matches a process's own
+ * /proc/PID to them), the policy says which tries hold them, never pinned.
+ */
+START_TEST(proc_self_keys)
+{
+	char err[256];
+	const struct bw_path_rule *v;
+
+	ck_assert_int_eq(compile_text("profile t\n"
+				      "default deny file\n"
+				      "allow file r /proc/**\n"
+				      "allow file r /proc/self/**\n"
+				      "deny file r /proc/self/environ\n"
+				      "allow file r /proc/selfish\n",
+				      err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(comp.policy.proc_self, BW_SELF_FILE);
+	v = lookup("/proc/self/stat");
+	ck_assert(v->flags & BW_PATH_SELF);
+	ck_assert_uint_eq(v->rule_r, 2);
+	ck_assert(lookup("/proc/self/environ")->flags & BW_PATH_SELF);
+	ck_assert_uint_eq(lookup("/proc/self/environ")->verdict_r, BW_V_DENY);
+	/* the rules around it are not */
+	ck_assert(!(lookup("/proc/1/stat")->flags & BW_PATH_SELF));
+	ck_assert(!(lookup("/proc/selfish")->flags & BW_PATH_SELF));
+	for (size_t i = 0; i < comp.npins; i++)
+		ck_assert_msg(strncmp(comp.pins[i].path, "/proc/self", 10) ||
+				  !strcmp(comp.pins[i].path, "/proc/selfish"),
+			      "pinned %s", comp.pins[i].path);
+	teardown();
+	ck_assert_int_eq(compile_text("profile t\nallow file r /proc/**\n", err, sizeof(err)), 0);
+	ck_assert_uint_eq(comp.policy.proc_self, 0);
+}
+END_TEST
+
 /* One pin per path whatever the number of rules naming it, in the order of first mention. */
 START_TEST(pins_one_per_path)
 {
@@ -447,6 +483,7 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, binary_search_agrees_with_reference);
 	tcase_add_test(tc, pins_one_per_path);
 	tcase_add_test(tc, name_prefix_keys);
+	tcase_add_test(tc, proc_self_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

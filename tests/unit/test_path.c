@@ -164,6 +164,7 @@ START_TEST(name_prefixes)
 	one_error("deny file r /etc/ssh/ssh_host_*", 13, "a name prefix can only allow");
 	one_error("deny exec /usr/bin/x*", 11, "a name prefix can only allow");
 	one_error("allow net connect unix /run/x*", 24, "glob characters are not supported");
+	one_error("allow file r /proc/self/ta*", 14, "no name prefix in /proc/self");
 }
 END_TEST
 

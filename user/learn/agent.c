@@ -39,6 +39,26 @@ static const char *agent_exe(void)
 	return self;
 }
 
+/*
+ * A process's own /proc entries (/proc/PID..., the kernel says which:
+ * BW_EVF_OWN_PROC, by the entry's struct pid, so PID may be a namespace's)
+ * are learned as /proc/self...: the next run has another PID, and the kernel
+ * matches a process's own /proc/PID to rules on /proc/self.
+ */
+static void own_proc_as_self(char *path, size_t size)
+{
+	size_t n = 6;
+
+	if (strncmp(path, "/proc/", 6))
+		return;
+	while (path[n] >= '0' && path[n] <= '9')
+		n++;
+	if (n == 6 || (path[n] && path[n] != '/') || strlen(path) + 10 - n >= size)
+		return;
+	memmove(path + 10, path + n, strlen(path + n) + 1);
+	memcpy(path, "/proc/self", 10);
+}
+
 /* A learn record, decoded into what the profile writer aggregates. */
 void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe)
 {
@@ -123,6 +143,8 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 		break;
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)ev->path_len, path);
+	if (ev->flags & BW_EVF_OWN_PROC)
+		own_proc_as_self(name, sizeof(name));
 	l.path = name;
 	bw_learn_add(ctx, &l);
 }
