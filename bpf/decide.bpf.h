@@ -188,9 +188,7 @@ static __always_inline bool bw_own_proc_key(struct bw_scratch *s, struct dentry 
 	inode = BPF_CORE_READ(dentry, d_inode);
 	if (!inode)
 		return false;
-	pid = BPF_CORE_READ(
-	    (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode)),
-	    pid);
+	pid = bw_proc_pid(inode);
 	if (!pid || (pid != BPF_CORE_READ(task, group_leader, thread_pid) &&
 		     pid != BPF_CORE_READ(task, thread_pid)))
 		return false;

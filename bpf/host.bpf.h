@@ -111,6 +111,14 @@ static __always_inline bool bw_helper_sysctl(struct dentry *leaf, struct dentry 
 	return BW_DNAME_IS(up, "sys") && bw_at_root(up);
 }
 
+/* The process (struct pid) a procfs inode belongs to, NULL for one of no process. */
+static __always_inline struct pid *bw_proc_pid(struct inode *inode)
+{
+	return BPF_CORE_READ(
+	    (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode)),
+	    pid);
+}
+
 /*
  * /proc/PID/cmdline (and task/TID/cmdline) reads a process's argument area,
  * its memory, without the ptrace check that guards mem, environ and auxv:
@@ -132,9 +140,7 @@ static __always_inline bool bw_cmdline_outside(struct dentry *dentry, __u32 poli
 	inode = BPF_CORE_READ(dentry, d_inode);
 	if (!inode)
 		return false;
-	pid = BPF_CORE_READ(
-	    (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode)),
-	    pid);
+	pid = bw_proc_pid(inode);
 	first = pid ? BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first) : NULL;
 	if (!first)
 		return false;
