@@ -632,8 +632,7 @@ static inline int bw_op_ns(unsigned op)
 #define BW_EVF_REAL 0x40
 /*
  * The object is the process's own /proc entry, its path /proc/N... with N
- * its PID as its procfs shows it: learn writes it as /proc/self...; never
- * kept by the decision cache (another process of the cgroup may open it).
+ * its PID as its procfs shows it: learn writes it as /proc/self....
  */
 #define BW_EVF_OWN_PROC 0x80
 

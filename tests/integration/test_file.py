@@ -124,6 +124,23 @@ def test_own_proc_entries():
     r = run(p, ["/usr/bin/python3", "-c", script])
     check_eq(r.stdout.split("\n")[:2], ["child ok", "parent 13"],
              "a sibling's own entry (stderr %s)" % r.stderr)
+    # The other way round: every process's environ is readable but one's own.
+    # The parent reads the child's (allowed), then the child its own: a
+    # verdict kept from the parent's open must not answer the child's.
+    p = profile("default deny\n" + RUNTIME_RULES +
+                "allow file r /proc/**\ndeny file r /proc/self/environ\n")
+    script = ("import os, subprocess, sys\n"
+              "c = subprocess.Popen([sys.executable, '-c', \"import sys; sys.stdin.readline()\\n"
+              "try:\\n    open('/proc/self/environ').read(); print('child read its own')\\n"
+              "except OSError as e:\\n    print('child', e.errno)\"], stdin=subprocess.PIPE, "
+              "stdout=subprocess.PIPE, text=True)\n"
+              "for i in range(3):\n    open('/proc/%d/environ' % c.pid).read()\n"
+              "print('parent read the child')\n"
+              "c.stdin.write('go\\n'); c.stdin.flush()\n"
+              "print(c.stdout.readline().strip()); c.wait()\n")
+    r = run(p, ["/usr/bin/python3", "-c", script])
+    check_eq(r.stdout.split("\n")[:2], ["parent read the child", "child 13"],
+             "one's own environ after another process read it (stderr %s)" % r.stderr)
 
 
 def test_path_not_utf8_is_exact_in_the_log():
