@@ -365,6 +365,7 @@ static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 	unsigned left = st->need & ~st->allowed;
 	const char *rule;
 	char pbuf[160];
+	size_t len;
 
 	if (!o->path) {
 		if (st->blocked)
@@ -388,9 +389,8 @@ static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 		      "program itself, and learn again) or one of its libraries\n",
 		      f);
 	rule = left & BW_ACC_R ? "allow exec " : "allow exec lib ";
-	if (!(left & BW_ACC_R) && !(st->blocked & left) && lib_dir_len(w, o->path)) {
-		size_t len = lib_dir_len(w, o->path);
-
+	len = !(left & BW_ACC_R) && !(st->blocked & left) ? lib_dir_len(w, o->path) : 0;
+	if (len) {
 		if (strlen(lib_dir_done) == len && !strncmp(lib_dir_done, o->path, len)) {
 			fputs("# in the library directory allowed above\n", f);
 			return;
