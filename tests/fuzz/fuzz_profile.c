@@ -17,6 +17,7 @@
 #include <bpfwarden.h>
 
 #include "compile.h"
+#include "path.h"
 #include "pins.h"
 #include "profile.h"
 
@@ -91,6 +92,14 @@ static void check_profile(const struct bw_profile *p)
 	}
 }
 
+static int has_key(const struct bw_file_entry *v, size_t n, const char *key, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].keylen == len && !memcmp(v[i].key, key, len))
+			return 1;
+	return 0;
+}
+
 /* Sorted, distinct, well formed keys: what the kernel's trie is given. */
 static void check_keys(const struct bw_file_entry *v, size_t n)
 {
@@ -99,8 +108,18 @@ static void check_keys(const struct bw_file_entry *v, size_t n)
 		char last = e->key[e->keylen - 1];
 
 		require(e->keylen >= 1 && e->keylen <= BW_KEY_PATH_MAX);
-		require(last == '\0' || last == '/');
 		require(e->key[0] == '/');
+		if (e->val.name_at) {
+			/* DIR/NAME*: a name after DIR/, and DIR/ has a key of its own. */
+			size_t at = e->val.name_at;
+
+			require(at < e->keylen && e->key[at - 1] == '/');
+			require(!memchr(e->key + at, '/', e->keylen - at));
+			require(!memchr(e->key + at, '\0', e->keylen - at));
+			require(has_key(v, n, e->key, at));
+		} else {
+			require(last == '\0' || last == '/');
+		}
 		require(e->val.verdict_r <= BW_V_DENY && e->val.verdict_w <= BW_V_DENY);
 		if (i) {
 			const struct bw_file_entry *p = &v[i - 1];
@@ -124,22 +143,29 @@ static void check_find(const struct bw_file_entry *v, size_t n, const char *path
 	require(bw_entries_find(v, n, below) == bw_entries_lookup(v, n, below));
 }
 
-/* A deny rule's own key refuses what the rule names: deny wins at equal specificity. */
+/*
+ * A deny rule's own key refuses what the rule names: deny wins at equal
+ * specificity. Looked up by key, not by path: "/" is the root's own key
+ * ("/" and a terminator) as well as the key of the whole tree.
+ */
 static void check_deny_rule(const struct bw_compiled *c, const struct bw_rule *r)
 {
 	const struct bw_file_entry *v = r->cat == BW_CAT_EXEC ? c->execs : c->files;
 	size_t n = r->cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
 	unsigned access = bw_rule_slots(r);
 	char path[BW_KEY_PATH_MAX + 2];
-	const struct bw_file_entry *e;
+	const struct bw_file_entry *e = NULL;
+	size_t keylen;
 
 	snprintf(path, sizeof(path), "%s%s", r->file.path,
 		 r->file.subtree && strcmp(r->file.path, "/") ? "/" : "");
-	e = bw_entries_lookup(v, n, path);
+	keylen = strlen(path) + (r->file.subtree ? 0 : 1);
 	check_find(v, n, path);
 	check_find(v, n, r->file.path);
+	for (size_t i = 0; i < n && !e; i++)
+		if (v[i].keylen == keylen && !memcmp(v[i].key, path, keylen))
+			e = &v[i];
 	require(e);
-	require(e->keylen == strlen(path) + (r->file.subtree ? 0 : 1));
 	if (access & BW_ACC_R)
 		require(e->val.verdict_r == BW_V_DENY);
 	if (access & BW_ACC_W)
@@ -165,6 +191,9 @@ static void check_compiled(const struct bw_profile *p, const struct bw_compiled 
 		if (r->cat == BW_CAT_NET || !r->file.path || r->verdict != BW_V_DENY)
 			continue;
 		check_deny_rule(c, r);
+		/* /proc/self at load is the agent's own: no pin, decided by path. */
+		if (bw_path_is_proc_self(r->file.path))
+			continue;
 		deny_file |= r->cat == BW_CAT_FILE;
 		deny_exec |= r->cat == BW_CAT_EXEC;
 	}
