@@ -67,16 +67,28 @@ HOOK_LIB_SRCS := hook/json.c hook/proto.c hook/select.c hook/runtime.c hook/cgid
 HOOK_LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(HOOK_LIB_SRCS))
 HOOK := $(BUILD)/bpfwarden-hook
 
+# Man pages and the bash completion, made from the programs' own --help and
+# from docs/ (tools/man.py; lowdown turns the Markdown into roff).
+MAN_PAGES := $(BUILD)/man/bpfwarden.8 $(BUILD)/man/bpfwarden-hook.8 $(BUILD)/man/bpfwarden-profile.5
+COMPLETION := $(BUILD)/completion/bpfwarden
+
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .PHONY: FORCE all agent hook image deploytest helpers unit fuzz check hosttest vmtest checkouttest \
-	test deps demo bench bench-tools install clean format vmlinux
+	test deps demo bench bench-tools install clean format vmlinux man
 
 all: agent hook helpers
 
 agent: $(AGENT)
 
 hook: $(HOOK)
+
+man: $(MAN_PAGES) $(COMPLETION)
+
+$(MAN_PAGES) $(COMPLETION) &: $(AGENT) $(HOOK) tools/man.py $(wildcard docs/man/*.md) \
+		docs/profile-language.md docs/operations.md
+	$(call msg,MAN,$(BUILD)/man $(BUILD)/completion)
+	$(Q)python3 tools/man.py $(AGENT) $(HOOK) $(BUILD)
 
 deps:
 	tools/install-deps.sh
@@ -222,7 +234,9 @@ check: unit fuzz
 # so there the cgroup programs enforce network rules alone. The command-line
 # suite too: there the agent must tell a missing capability from the kernel's
 # refusal.
-hosttest: all $(TRIE_TEST)
+hosttest: all man $(TRIE_TEST)
+	$(call msg,TEST,the man pages and the completion against --help)
+	$(Q)/usr/bin/python3 tests/integration/test_man.py
 	$(call msg,TEST,the kernel's LPM trie against the compiler's lookup)
 	$(Q)$(TRIE_TEST)
 	$(call msg,TEST,network rules on the host kernel $(shell uname -r))
@@ -274,10 +288,13 @@ bench: all bench-tools
 SELFTEST_DIR = $(PREFIX)/share/bpfwarden/selftest
 SELFTEST_FILES = $(wildcard tests/escape/*.py tools/vm/modload.sh) \
 	$(filter-out tests/integration/test_%.py,$(wildcard tests/integration/*.py))
-install: agent hook helpers
+install: agent hook helpers man
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/sbin/bpfwarden
 	$(Q)install -D -m 755 $(HOOK) $(DESTDIR)$(PREFIX)/sbin/bpfwarden-hook
+	$(Q)for f in $(MAN_PAGES); do \
+		install -D -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man$${f##*.}/$${f##*/} || exit 1; done
+	$(Q)install -D -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfwarden
 	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
 		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
 	$(call msg,INSTALL,$(DESTDIR)$(SELFTEST_DIR) (the escape corpus of bpfwarden selftest))

@@ -24,6 +24,9 @@ apt-get install -y -qq \
 	libclang-rt-14-dev qemu-system-x86 busybox-static cpio xz-utils kmod \
 	python3 iproute2 zstd util-linux mount libmount-dev liburing-dev libseccomp2 python3-yaml git \
 	python3-jsonschema >/dev/null
+# The man pages and the completion are made from --help and docs/ (tools/man.py:
+# lowdown turns Markdown into roff); man-db and groff render them in the tests.
+apt-get install -y -qq --no-install-recommends lowdown man-db groff-base bash-completion >/dev/null
 # promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
 # apparmor_parser and aa-exec: AppArmor, a peer in the benchmarks (tools/bench/file-open.sh).
 apt-get install -y -qq --no-install-recommends prometheus apparmor >/dev/null
