@@ -7,6 +7,8 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 FUZZ_SECONDS ?= 20
 PREFIX ?= /usr/local
+# Where `make install` puts the node agent's systemd unit.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 ifeq ($(V),1)
 Q =
@@ -75,7 +77,7 @@ COMPLETION := $(BUILD)/completion/bpfwarden
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .PHONY: FORCE all agent hook image deploytest helpers unit fuzz check hosttest vmtest checkouttest \
-	test deps demo bench bench-tools install clean format vmlinux man
+	test deps demo bench bench-tools install clean format vmlinux man packagetest
 
 all: agent hook helpers
 
@@ -256,7 +258,11 @@ vmtest: all image
 checkouttest:
 	tools/vm/test-checkout.sh
 
-test: check hosttest deploytest vmtest checkouttest
+# The Debian package built, linted, unpacked and run in a guest on each kernel.
+packagetest:
+	tests/package/test-deb.sh
+
+test: check hosttest deploytest vmtest checkouttest packagetest
 
 demo: all
 	tools/demo.sh
@@ -284,25 +290,33 @@ bench: all bench-tools
 # The agent finds its profile library at $(PREFIX)/share/bpfwarden/profiles
 # from $(PREFIX)/sbin (user/libdir.c).
 # `bpfwarden selftest` finds its corpus there (user/cmd_selftest.c): the
-# route tests, their Python harness and the helper programs they run.
+# route tests and their Python harness.
 SELFTEST_DIR = $(PREFIX)/share/bpfwarden/selftest
 SELFTEST_FILES = $(wildcard tests/escape/*.py tools/vm/modload.sh) \
 	$(filter-out tests/integration/test_%.py,$(wildcard tests/integration/*.py))
-install: agent hook helpers man
+# The programs the corpus runs go to $(PREFIX)/libexec/bpfwarden/tests, where
+# selftest looks for them: ELF files are not architecture-independent data.
+SELFTEST_HELPERS = $(addprefix $(BUILD)/tests/,cgop dcroute fsop idroute mountop openhammer \
+	libbwmark.so)
+install: agent hook man $(SELFTEST_HELPERS)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/sbin/bpfwarden
 	$(Q)install -D -m 755 $(HOOK) $(DESTDIR)$(PREFIX)/sbin/bpfwarden-hook
 	$(Q)for f in $(MAN_PAGES); do \
 		install -D -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man$${f##*.}/$${f##*/} || exit 1; done
 	$(Q)install -D -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpfwarden
+	$(Q)mkdir -p $(DESTDIR)$(UNITDIR)
+	$(Q)sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' deploy/systemd/bpfwarden.service \
+		>$(DESTDIR)$(UNITDIR)/bpfwarden.service
 	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
 		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
 	$(call msg,INSTALL,$(DESTDIR)$(SELFTEST_DIR) (the escape corpus of bpfwarden selftest))
 	$(Q)for f in $(SELFTEST_FILES); do \
 		install -D -m $$(test -x $$f && echo 755 || echo 644) $$f \
 			$(DESTDIR)$(SELFTEST_DIR)/$$f || exit 1; done
-	$(Q)for f in $(HELPERS); do \
-		install -D -m 755 $$f $(DESTDIR)$(SELFTEST_DIR)/build/tests/$${f##*/} || exit 1; done
+	$(Q)for f in $(SELFTEST_HELPERS); do \
+		install -D -m $$(case $$f in *.so) echo 644;; *) echo 755;; esac) $$f \
+			$(DESTDIR)$(PREFIX)/libexec/bpfwarden/tests/$${f##*/} || exit 1; done
 
 format:
 	clang-format -i $(wildcard hook/*.c hook/*.h include/*.h bpf/*.c bpf/*.h user/*.c user/*.h user/learn/*.c user/learn/*.h user/daemon/*.c user/daemon/*.h policy/*.c policy/*.h tests/unit/*.c tests/helpers/*.c tests/helpers/lib/*.c tests/fuzz/*.c tests/host/*.c tools/bench/*.c)

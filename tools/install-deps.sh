@@ -27,6 +27,8 @@ apt-get install -y -qq \
 # The man pages and the completion are made from --help and docs/ (tools/man.py:
 # lowdown turns Markdown into roff); man-db and groff render them in the tests.
 apt-get install -y -qq --no-install-recommends lowdown man-db groff-base bash-completion >/dev/null
+# The Debian package (debian/, tests/package/test-deb.sh): built and linted.
+apt-get install -y -qq --no-install-recommends debhelper dpkg-dev lintian >/dev/null
 # promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
 # apparmor_parser and aa-exec: AppArmor, a peer in the benchmarks (tools/bench/file-open.sh).
 apt-get install -y -qq --no-install-recommends prometheus apparmor >/dev/null

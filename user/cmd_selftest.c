@@ -14,6 +14,7 @@
  * tests/escape/selftest.py, with this binary as the agent under test.
  */
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,20 +57,27 @@ static int corpus_root(const char *exe, char *dir, size_t size)
 }
 
 /*
- * The helpers the corpus runs (fsop, mountop...) are in the build tree next
- * to this binary, or in the installed corpus's build/.
+ * The helpers the corpus runs (fsop, mountop...): in the build tree next to
+ * this binary, else where `make install` puts programs, <prefix>/libexec
+ * (ELF files stay out of share/), else in the corpus's own build/.
  */
 static void helpers_dir(const char *exe, const char *root, char *dir, size_t size)
 {
-	char probe[PATH_MAX + 16];
+	static const char *const near[] = {"", "/../libexec/bpfwarden"};
+	char probe[PATH_MAX + 64], resolved[PATH_MAX];
 	struct stat st;
 	const char *slash = strrchr(exe, '/');
 
-	snprintf(probe, sizeof(probe), "%.*s/tests/fsop", (int)(slash - exe), exe);
-	if (stat(probe, &st) == 0)
-		snprintf(dir, size, "%.*s", (int)(slash - exe), exe);
-	else
-		snprintf(dir, size, "%s/build", root);
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+		snprintf(probe, sizeof(probe), "%.*s%s/tests/fsop", (int)(slash - exe), exe,
+			 near[i]);
+		/* Resolved: the corpus's profiles name it, and paths there have no "..". */
+		if (stat(probe, &st) == 0 && realpath(dirname(probe), resolved)) {
+			snprintf(dir, size, "%s", dirname(resolved));
+			return;
+		}
+	}
+	snprintf(dir, size, "%s/build", root);
 }
 
 static int selftest(struct bw_opts *o)

@@ -24,7 +24,7 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from escape import (BUILD, RUNTIME_RULES, SCRATCH, check, check_eq, denials, got_through,  # noqa: E402
+from escape import (BUILD, BW, RUNTIME_RULES, SCRATCH, check, check_eq, denials, got_through,  # noqa: E402
                     main, outcome_lines, profile, read, refused, run, skip, write)
 from bwtest import Result, rule_of  # noqa: E402
 
@@ -300,7 +300,7 @@ def test_fsmount_of_a_context_made_outside():
         for prof, want in ((forbid, "refused"), (control, "allowed")):
             fd_log, log = tempfile.mkstemp(prefix="bw-", suffix=".log", dir=SCRATCH)
             os.close(fd_log)
-            p = subprocess.run([os.path.join(BUILD, "bpfwarden"), "run", "--profile", prof,
+            p = subprocess.run([BW, "run", "--profile", prof,
                                 "--log", log, "--"] + steps(["fsmount", str(fd)]),
                                pass_fds=(fd,), capture_output=True, text=True, timeout=60)
             r = Result(p, log)

@@ -223,7 +223,7 @@ for where in "${locations[@]}"; do
 		mv "$co/tests.away" "$co/tests"
 		[ -n "$want" ] && [ "$out" = "$want" ] ||
 			fail "the installed agent lists other routes than the tree's" "$out"
-		[ -x "$dir/inst/usr/share/bpfwarden/selftest/build/tests/fsop" ] ||
+		[ -x "$dir/inst/usr/libexec/bpfwarden/tests/fsop" ] ||
 			fail "make install left out the corpus's helper programs"
 	fi
 
