@@ -92,12 +92,14 @@ static void check_profile(const struct bw_profile *p)
 	}
 }
 
-static int has_key(const struct bw_file_entry *v, size_t n, const char *key, size_t len)
+/* The entry whose key is exactly these len bytes, or NULL. */
+static const struct bw_file_entry *entry_of_key(const struct bw_file_entry *v, size_t n,
+						const char *key, size_t len)
 {
 	for (size_t i = 0; i < n; i++)
 		if (v[i].keylen == len && !memcmp(v[i].key, key, len))
-			return 1;
-	return 0;
+			return &v[i];
+	return NULL;
 }
 
 /* Sorted, distinct, well formed keys: what the kernel's trie is given. */
@@ -116,7 +118,7 @@ static void check_keys(const struct bw_file_entry *v, size_t n)
 			require(at < e->keylen && e->key[at - 1] == '/');
 			require(!memchr(e->key + at, '/', e->keylen - at));
 			require(!memchr(e->key + at, '\0', e->keylen - at));
-			require(has_key(v, n, e->key, at));
+			require(entry_of_key(v, n, e->key, at));
 		} else {
 			require(last == '\0' || last == '/');
 		}
@@ -154,17 +156,14 @@ static void check_deny_rule(const struct bw_compiled *c, const struct bw_rule *r
 	size_t n = r->cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
 	unsigned access = bw_rule_slots(r);
 	char path[BW_KEY_PATH_MAX + 2];
-	const struct bw_file_entry *e = NULL;
-	size_t keylen;
+	const struct bw_file_entry *e;
 
 	snprintf(path, sizeof(path), "%s%s", r->file.path,
 		 r->file.subtree && strcmp(r->file.path, "/") ? "/" : "");
-	keylen = strlen(path) + (r->file.subtree ? 0 : 1);
 	check_find(v, n, path);
 	check_find(v, n, r->file.path);
-	for (size_t i = 0; i < n && !e; i++)
-		if (v[i].keylen == keylen && !memcmp(v[i].key, path, keylen))
-			e = &v[i];
+	/* An exact key is the path and its terminator. */
+	e = entry_of_key(v, n, path, strlen(path) + (r->file.subtree ? 0 : 1));
 	require(e);
 	if (access & BW_ACC_R)
 		require(e->val.verdict_r == BW_V_DENY);
