@@ -64,7 +64,7 @@ class Command:
         self.name = name
         self.usage = lines[0][len("Usage: "):]
         self.options = []  # (short, long, arg, text)
-        head, tail, i = [], [], 1
+        head, i = [], 1
         while i < len(lines) and not OPTION.match(lines[i]):
             head.append(lines[i])
             i += 1
@@ -77,9 +77,8 @@ class Command:
             elif lines[i].strip():
                 break
             i += 1
-        tail = lines[i:]
         self.head = paragraphs(head)
-        self.tail = [p for p in paragraphs(tail) if not p.startswith(ARGP_NOTE)]
+        self.tail = [p for p in paragraphs(lines[i:]) if not p.startswith(ARGP_NOTE)]
 
     def markdown(self):
         out = [f"## {self.name}", "", f"**{md_text(self.usage)}**", ""]
@@ -96,14 +95,13 @@ class Command:
 
 
 def top_commands(text):
-    """The commands the top-level --help lists, with their one-line summaries."""
+    """The names of the commands the top-level --help lists."""
     cmds, inside = [], False
     for line in text.split("\n"):
         if line.startswith("Commands:"):
             inside = True
         elif inside and line.startswith("  "):
-            name, _, summary = line.strip().partition(" ")
-            cmds.append((name, summary.strip()))
+            cmds.append(line.split()[0])
         elif inside and not line.strip():
             break
     if not cmds:
@@ -153,7 +151,14 @@ def header(name, section_no, ver):
 
 
 def completion(cmds):
-    """A bash completion: the commands, each one's options, files after -p/-o/-l."""
+    """A bash completion: the commands, each one's options, and the value of an
+    option by the name --help gives it (FILE, PATH, DIR: a file; MODE: a mode)."""
+    takes = {}
+    for c in cmds:
+        for short, long, arg, _ in c.options:
+            kind = "mode" if arg == "MODE" else "file" if arg in ("FILE", "PATH", "DIR") else None
+            if kind:
+                takes.setdefault(kind, set()).update([long] + ([f"-{short}"] if short else []))
     lines = [
         "# bash completion for bpfwarden; made by tools/man.py from --help",
         "_bpfwarden()",
@@ -168,15 +173,11 @@ def completion(cmds):
         "\t\treturn",
         "\tfi",
         "\tcase $prev in",
-        "\t-p|--profile|-o|--output|-l|--log|--policy-dir|--runtime-state|--socket)",
+        "\t%s)" % "|".join(sorted(takes["file"])),
         "\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))",
         "\t\treturn",
         "\t\t;;",
-        "\t-c|--cgroup)",
-        "\t\tCOMPREPLY=($(compgen -d -- \"$cur\"))",
-        "\t\treturn",
-        "\t\t;;",
-        "\t-m|--mode)",
+        "\t%s)" % "|".join(sorted(takes["mode"])),
         "\t\tCOMPREPLY=($(compgen -W 'enforce audit learn' -- \"$cur\"))",
         "\t\treturn",
         "\t\t;;",
@@ -217,7 +218,7 @@ def main():
     os.makedirs(os.path.join(outdir, "completion"), exist_ok=True)
 
     top = run_help([agent, "--help"])
-    cmds = [Command(name, run_help([agent, name, "--help"])) for name, _ in top_commands(top)]
+    cmds = [Command(name, run_help([agent, name, "--help"])) for name in top_commands(top)]
     body = []
     for c in cmds:
         body += c.markdown()

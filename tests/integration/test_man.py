@@ -125,7 +125,7 @@ def complete(*words):
 
 
 def test_completion():
-    """The completion completes commands, each command's options, and modes."""
+    """The completion completes commands, each command's options, modes and files."""
     check_eq(complete("bpfwarden", "de"), ["detach"], "completing 'de'")
     check_eq(sorted(complete("bpfwarden", "")), sorted(commands() + ["--help", "--version"]),
              "completing the command")
@@ -134,6 +134,8 @@ def test_completion():
         check_eq(sorted(set(got)), sorted(set(options(name))), "completing %s's options" % name)
     check_eq(complete("bpfwarden", "run", "--mode", "le"), ["learn"], "completing a mode")
     check_eq(complete("bpfwarden", "mode", "au"), ["audit"], "completing mode's MODE")
+    prof = os.path.join(REPO, "profiles", "python-sandbox.profile")
+    check_eq(complete("bpfwarden", "run", "-p", prof[:-6]), [prof], "completing a profile file")
 
 
 if __name__ == "__main__":
