@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -42,6 +44,7 @@ int bw_cgroup_root(char *buf, size_t len)
 int bw_cgroup_resolve(const char *path, char *out, size_t len)
 {
 	char root[PATH_MAX];
+	struct statfs sfs;
 	struct stat st;
 	int ret;
 
@@ -59,9 +62,10 @@ int bw_cgroup_resolve(const char *path, char *out, size_t len)
 	ret = strlen(out);
 	while (ret > 1 && out[ret - 1] == '/')
 		out[--ret] = '\0';
-	if (stat(out, &st))
+	if (stat(out, &st) || statfs(out, &sfs))
 		return -errno;
-	if (!S_ISDIR(st.st_mode) || access(strcat(strcpy(root, out), "/cgroup.procs"), F_OK))
+	/* By its file system, not its name: "ROOT/../cpu" may be a v1 hierarchy's. */
+	if (!S_ISDIR(st.st_mode) || sfs.f_type != CGROUP2_SUPER_MAGIC)
 		return -ENOTDIR;
 	return 0;
 }
@@ -89,10 +93,23 @@ int bw_cgroup_self(char *out, size_t len)
 
 int bw_cgroup_arg(const char *path, char *out, size_t len)
 {
-	int ret = bw_cgroup_resolve(path, out, len);
+	char root[PATH_MAX];
+	const char *why;
+	int ret;
 
-	if (ret)
-		bw_err("%s is not a cgroup v2 directory: %s", path, strerror(-ret));
+	out[0] = '\0';
+	ret = bw_cgroup_resolve(path, out, len);
+	if (!ret)
+		return 0;
+	why = ret == -ENOTDIR ? "not a directory of the cgroup v2 file system" : strerror(-ret);
+	/* A path outside the mount is taken under it: say where it was looked for. */
+	if (out[0] && strcmp(out, path) && !bw_cgroup_root(root, sizeof(root)))
+		bw_err("%s is not a cgroup v2 directory: %s (%s taken under the cgroup v2 mount %s)",
+		       path, why, out, root);
+	else if (ret == -ENOENT && bw_cgroup_root(root, sizeof(root)))
+		bw_err("%s is not a cgroup v2 directory: no cgroup v2 file system is mounted", path);
+	else
+		bw_err("%s is not a cgroup v2 directory: %s", path, why);
 	return ret;
 }
 

@@ -69,7 +69,8 @@ def main(argv):
               if not names or t.__name__ in names or t.__name__[5:] in names]
     unknown = names - set(t.__name__ for _, t in all_routes) - set(t.__name__[5:] for _, t in all_routes)
     if unknown:
-        print("selftest: no route named %s (--list lists them)" % " ".join(sorted(unknown)))
+        print("selftest: no route named %s (--list lists them)" % " ".join(sorted(unknown)),
+              file=sys.stderr)
         return 2
     if listing:
         for m, t in chosen:
@@ -77,11 +78,11 @@ def main(argv):
         return 0
     for tool in (BW, FSOP):
         if not os.access(tool, os.X_OK):
-            print("selftest: %s is missing: the corpus cannot run" % tool)
+            print("selftest: %s is missing: the corpus cannot run" % tool, file=sys.stderr)
             return 2
     if not lsm_active():
         print("selftest: this kernel cannot run BPF LSM programs (`bpfwarden status` says "
-              "why): no route can be refused here")
+              "why): no route can be refused here", file=sys.stderr)
         return 2
     counts = {}
     for m, t in chosen:

@@ -138,6 +138,65 @@ def test_bad_numbers_and_missing_options():
     check_eq((r.returncode, r.stdout), (0, "--mode x\n"), "CMD's own options (%s)" % r.stderr)
 
 
+def test_failures_exit_1_and_say_why():
+    """Every command but run exits 1 when it fails after a good command line,
+    with the reason on standard error and nothing on standard output
+    (docs/operations.md, "Exit statuses"); run's own failures are 125."""
+    from bwtest import cgroup_root, make_cgroup
+    root = cgroup_root()
+    missing = os.path.join(root, "bw-no-such-cgroup")
+    idle = make_cgroup("bw-cli-idle")
+    work = tempfile.mkdtemp(prefix="bw-fail-")
+    bad = os.path.join(work, "bad.profile")
+    with open(bad, "w") as f:
+        f.write("profile bad\nfrob\n")
+    net = profile(NET_ONLY)
+    # A directory that looks like a cgroup, reached by a path that starts with
+    # the cgroup v2 mount: not the cgroup v2 file system.
+    open(os.path.join(work, "cgroup.procs"), "w").close()
+    outside = root + "/.." * len(root.strip("/").split("/")) + work
+    try:
+        cases = [
+            (["detach", "--cgroup", missing], "bw-no-such-cgroup is not a cgroup v2 directory"),
+            (["mode", "--cgroup", missing, "audit"], "is not a cgroup v2 directory"),
+            (["attach", "--cgroup", missing, "--profile", net], "is not a cgroup v2 directory"),
+            (["attach", "--cgroup", outside, "--profile", net],
+             "not a directory of the cgroup v2 file system"),
+            (["learn", "--cgroup", missing, "--output", work + "/o", "--duration", "1"],
+             "is not a cgroup v2 directory"),
+            (["mode", "--cgroup", idle, "audit"], "not governed"),
+            (["detach", "--cgroup", idle], "not governed"),
+            (["audit", "--all", "--profile", work + "/none", "--duration", "1"],
+             "cannot read profile " + work + "/none"),
+            (["check", bad], bad + ":2:1: error: unknown keyword 'frob'"),
+            (["check", work + "/none"], work + "/none: No such file or directory"),
+            (["daemon", "--policy-dir", work + "/none", "--socket", work + "/s", "--log",
+              work + "/log"], "cannot watch " + work + "/none"),
+        ]
+        if not os.path.exists("/sys/fs/bpf/bpfwarden"):
+            cases.append((["upgrade"], "nothing to upgrade"))
+        for args, want in cases:
+            r = bw(*args)
+            what = " ".join(args)
+            check_eq(r.returncode, 1, "exit status of %s (%s)" % (what, r.stderr))
+            check(want in r.stderr, "%s: want %r in:\n%s" % (what, want, r.stderr))
+            check_eq(r.stdout, "", "nothing on stdout for " + what)
+        # The missing cgroup is named where it was looked for.
+        r = bw("detach", "--cgroup", "bw-no-such-cgroup")
+        check("(%s taken under the cgroup v2 mount %s)" % (missing, root) in r.stderr, r.stderr)
+        # run: its own failures are 125, whatever CMD would have said.
+        for args, want in [
+                (["--profile", work + "/none", "--", "true"], "cannot read profile"),
+                (["--profile", bad, "--", "true"], "unknown keyword 'frob'"),
+                (["--profile", net, "--log", work + "/none/log", "--", "true"], work + "/none/log")]:
+            r = bw("run", *args)
+            check_eq(r.returncode, 125, "exit status of run %s (%s)" % (" ".join(args), r.stderr))
+            check(want in r.stderr, "run %s: want %r in:\n%s" % (" ".join(args), want, r.stderr))
+    finally:
+        shutil.rmtree(work)
+        os.rmdir(idle)
+
+
 def pinned_hash():
     out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned",
                           "/sys/fs/bpf/bpfwarden/bw_version"],
@@ -253,6 +312,12 @@ if __name__ == "__main__":
 """
 
 
+def unknown_route(r):
+    check_eq(r.returncode, 2, "selftest of an unknown route")
+    check(not r.stdout and "no route named test_nosuch" in r.stderr,
+          "an unknown route is named on standard error: %r %r" % (r.stdout, r.stderr))
+
+
 def test_selftest_says_each_route_verdict():
     """bpfwarden selftest over a corpus of stand-in routes, one per verdict:
     the verdict of each, the count line, and the exit status (1 when any
@@ -284,9 +349,10 @@ def selftest_verdicts(corpus):
     if not lsm_active():
         # The build host: no route can be refused, and it says so instead of passing.
         check_eq(r.returncode, 2, "selftest without BPF LSM:\n" + r.stdout + r.stderr)
-        check("this kernel cannot run BPF LSM programs" in r.stdout, r.stdout)
+        check("this kernel cannot run BPF LSM programs" in r.stderr and not r.stdout,
+              "the reason, on standard error: %r %r" % (r.stdout, r.stderr))
         check_eq(selftest("--list").returncode, 0, "selftest --list")
-        check_eq(selftest("test_nosuch").returncode, 2, "selftest of an unknown route")
+        unknown_route(selftest("test_nosuch"))
         return
     check_eq(r.returncode, 1, "selftest with open routes (stderr %s)" % r.stderr)
     verdicts = dict((m.group(2), m.group(1)) for m in
@@ -301,7 +367,7 @@ def selftest_verdicts(corpus):
     r = selftest("--list")
     check_eq(r.returncode, 0, "selftest --list")
     check(re.search(r"^test_closed +Refused, with its one event$", r.stdout, re.M), r.stdout)
-    check_eq(selftest("test_nosuch").returncode, 2, "selftest of an unknown route")
+    unknown_route(selftest("test_nosuch"))
 
 
 def test_status_json_names_profiles():
@@ -480,6 +546,7 @@ def test_metrics_clients_cannot_hold_the_hook():
 TESTS = [
     test_help_and_usage_of_every_command,
     test_bad_numbers_and_missing_options,
+    test_failures_exit_1_and_say_why,
     test_version_is_the_pinned_build,
     test_missing_capabilities_are_named,
     test_selftest_says_each_route_verdict,
