@@ -97,17 +97,18 @@ int bw_cgroup_arg(const char *path, char *out, size_t len)
 	const char *why;
 	int ret;
 
-	out[0] = '\0';
 	ret = bw_cgroup_resolve(path, out, len);
 	if (!ret)
 		return 0;
 	why = ret == -ENOTDIR ? "not a directory of the cgroup v2 file system" : strerror(-ret);
-	/* A path outside the mount is taken under it: say where it was looked for. */
-	if (out[0] && strcmp(out, path) && !bw_cgroup_root(root, sizeof(root)))
-		bw_err("%s is not a cgroup v2 directory: %s (%s taken under the cgroup v2 mount %s)",
-		       path, why, out, root);
-	else if (ret == -ENOENT && bw_cgroup_root(root, sizeof(root)))
-		bw_err("%s is not a cgroup v2 directory: no cgroup v2 file system is mounted", path);
+	if (bw_cgroup_root(root, sizeof(root)))
+		bw_err("%s is not a cgroup v2 directory: no cgroup v2 file system is mounted",
+		       path);
+	else if (strcmp(out, path))
+		/* A path outside the mount is taken under it: say where it was looked for. */
+		bw_err(
+		    "%s is not a cgroup v2 directory: %s (%s taken under the cgroup v2 mount %s)",
+		    path, why, out, root);
 	else
 		bw_err("%s is not a cgroup v2 directory: %s", path, why);
 	return ret;

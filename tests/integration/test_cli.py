@@ -18,7 +18,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import BW, REPO, check, check_eq, lsm_active, main, profile, skip  # noqa: E402
+from bwtest import (BW, REPO, cgroup_root, check, check_eq, lsm_active, main, make_cgroup,  # noqa: E402
+                    profile, skip)
 
 COMMANDS = {
     "run": ["--profile", "--mode", "--log", "--event-rate", "--output", "--min-children",
@@ -142,7 +143,6 @@ def test_failures_exit_1_and_say_why():
     """Every command but run exits 1 when it fails after a good command line,
     with the reason on standard error and nothing on standard output
     (docs/operations.md, "Exit statuses"); run's own failures are 125."""
-    from bwtest import cgroup_root, make_cgroup
     root = cgroup_root()
     missing = os.path.join(root, "bw-no-such-cgroup")
     idle = make_cgroup("bw-cli-idle")
