@@ -71,13 +71,13 @@ static __always_inline void bw_decide_access(struct bw_decision *d, __u8 verdict
 #define BW_PIN_DIR_NAME	 "bpfwarden"
 #define BW_PIN_DIR_DEPTH 8
 
-static __always_inline bool bw_in_pin_dir(struct dentry *dentry)
+static __always_inline bool bw_in_pin_dir(struct dentry *dentry, const struct bw_objtype *t)
 {
 	struct dentry *d = dentry, *parent;
 	char name[sizeof(BW_PIN_DIR_NAME)];
 	int i;
 
-	if (BPF_CORE_READ(dentry, d_sb, s_magic) != BW_BPF_FS_MAGIC)
+	if (t->fs_magic != BW_BPF_FS_MAGIC)
 		return false;
 	for (i = 0; i < BW_PIN_DIR_DEPTH; i++) {
 		parent = BPF_CORE_READ(d, d_parent);
@@ -174,7 +174,8 @@ static __always_inline struct bw_path_rule *bw_past_name_prefix(struct bw_scratc
  * own rules (BW_PATH_SELF), whatever its PID. The entry is told by its
  * inode's struct pid, not by N: in a PID namespace N is the namespace's.
  */
-static __always_inline bool bw_own_proc_key(struct bw_scratch *s, struct dentry *dentry, __u32 len)
+static __always_inline bool bw_own_proc_key(struct bw_scratch *s, struct dentry *dentry,
+					    const struct bw_objtype *t, __u32 len)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct inode *inode;
@@ -182,8 +183,7 @@ static __always_inline bool bw_own_proc_key(struct bw_scratch *s, struct dentry 
 	__u32 n = 0, at, rest;
 	int i;
 
-	if (len < 7 || BPF_CORE_READ(dentry, d_sb, s_magic) != BW_PROC_MAGIC ||
-	    !bw_bytes_eq(s->key.path, "/proc/", 6))
+	if (len < 7 || t->fs_magic != BW_PROC_MAGIC || !bw_bytes_eq(s->key.path, "/proc/", 6))
 		return false;
 	inode = BPF_CORE_READ(dentry, d_inode);
 	if (!inode)
@@ -234,8 +234,9 @@ static __always_inline bool bw_own_proc_key(struct bw_scratch *s, struct dentry 
  * mode let it through as a learned access, else BW_DC_NONE.
  */
 static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw_cgroup *cg,
-				     void *tries, __u8 cat, struct dentry *dentry, bool has_mnt,
-				     __u32 len, __u32 flags, __u8 op, __u8 access, __u8 *keep)
+				     void *tries, __u8 cat, struct dentry *dentry,
+				     const struct bw_objtype *t, bool has_mnt, __u32 len,
+				     __u32 flags, __u8 op, __u8 access, __u8 *keep)
 {
 	__u8 default_verdict;
 	struct bw_pin_walk pw = {};
@@ -263,17 +264,17 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		default_verdict = BW_V_ALLOW;
 	len &= BW_BUF_MASK;
 
-	if (bw_in_pin_dir(dentry)) {
+	if (bw_in_pin_dir(dentry, t)) {
 		d.verdict = BW_V_DENY;
 		d.rule = BW_RULE_SELF;
 		goto deny;
 	}
-	if (bw_host_object(dentry, access)) {
+	if (bw_host_object(dentry, t, access)) {
 		d.verdict = BW_V_DENY;
 		d.rule = BW_RULE_HOST;
 		goto deny;
 	}
-	if (bw_cmdline_outside(dentry, policy)) {
+	if (bw_cmdline_outside(dentry, t, policy)) {
 		d.verdict = BW_V_DENY;
 		d.rule = BW_RULE_PROCESSES;
 		goto deny;
@@ -294,7 +295,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		 * pin can allow it where a deny rule may hold it, i.e. under a
 		 * default deny or on a file system holding deny pins.
 		 */
-		if (default_verdict == BW_V_ALLOW && bw_fs_has_pins(pol, dentry))
+		if (default_verdict == BW_V_ALLOW && bw_fs_has_pins(pol, t->dev))
 			default_verdict = BW_V_DENY;
 	} else if (flags & BW_EVF_PATH_TOO_LONG) {
 		d.verdict = BW_V_DENY;
@@ -315,7 +316,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		r = bw_past_name_prefix(s, rules, r, len);
 		/* Learn mode looks too: what it records is written as /proc/self. */
 		self = pol->proc_self & (cat == BW_CAT_PIN_EXEC ? BW_SELF_EXEC : BW_SELF_FILE);
-		if ((self || cg->mode == BW_MODE_LEARN) && bw_own_proc_key(s, dentry, len)) {
+		if ((self || cg->mode == BW_MODE_LEARN) && bw_own_proc_key(s, dentry, t, len)) {
 			struct bw_path_rule *own =
 			    self ? bpf_map_lookup_elem(rules, &s->self_key) : NULL;
 
@@ -337,7 +338,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	} else if ((cat == BW_CAT_PIN_EXEC ? pol->has_exec_pins : pol->has_pins) &&
 		   d.verdict != BW_V_DENY &&
 		   !(flags & BW_EVF_UNREACHABLE && cat == BW_CAT_PIN_EXEC) &&
-		   bw_fs_has_pins(pol, dentry)) {
+		   bw_fs_has_pins(pol, t->dev)) {
 		/* The same object by another name decides as its rule's path would. */
 		struct bw_decision pd = {};
 
@@ -361,14 +362,13 @@ deny:
 	 * pointer oopses.
 	 */
 	inode = BPF_CORE_READ(dentry, d_inode);
+	obj.c = t->dev;
 	if (inode) {
 		obj.a = BPF_CORE_READ(inode, i_ino);
-		obj.c = BPF_CORE_READ(inode, i_sb, s_dev);
 	} else {
 		/* A name about to be created: its directory and the name. */
 		obj.a = BPF_CORE_READ(dentry, d_parent, d_inode, i_ino);
 		obj.b = BPF_CORE_READ(dentry, d_name.hash);
-		obj.c = BPF_CORE_READ(dentry, d_sb, s_dev);
 	}
 	o = bw_deny_outcome(cgid, cg, pol, d.rule, op, access, flags, &obj);
 	if (keep && o.learned && !flags)
@@ -376,7 +376,7 @@ deny:
 	if (o.type) {
 		bw_event_head(&s->ev, cgid, policy, o, op, access, d.rule, flags & 0xff);
 		if (flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
-			s->ev.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
+			s->ev.dev = t->dev;
 		if (flags & BW_EVF_DISCONNECTED)
 			s->ev.ino = BPF_CORE_READ(dentry, d_inode, i_ino);
 		if (flags & (BW_EVF_UNREACHABLE | BW_EVF_PATH_TOO_LONG | BW_EVF_DISCONNECTED))
@@ -406,6 +406,7 @@ static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, stru
 					  void *rules, __u8 cat, __u8 op, __u8 access, __u8 *keep)
 {
 	__u32 zero = 0, flags = 0, len;
+	struct bw_objtype t;
 	struct bw_scratch *s;
 	struct dentry *obj;
 	bool has_mnt;
@@ -415,9 +416,18 @@ static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, stru
 		return -EACCES;
 	len = bw_path_of_file(s, file, &flags, &obj);
 	has_mnt = !(flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED));
+	/*
+	 * f_inode is the object's inode whichever dentry names it (an overlay's
+	 * layer file included), and plain loads from it cost no helper call.
+	 */
+	t.fs_magic = file->f_inode->i_sb->s_magic;
+	t.dev = file->f_inode->i_sb->s_dev;
+	t.ifmt = file->f_inode->i_mode & S_IFMT;
 	/* With a path, the file's own dentry: its climb reads with plain loads. */
-	return bw_decide(s, cgid, cg, rules, cat, has_mnt ? file->f_path.dentry : obj, has_mnt, len,
-			 flags, op, access, keep);
+	if (has_mnt)
+		return bw_decide(s, cgid, cg, rules, cat, file->f_path.dentry, &t, true, len, flags,
+				 op, access, keep);
+	return bw_decide(s, cgid, cg, rules, cat, obj, &t, false, len, flags, op, access, keep);
 }
 
 /*
@@ -431,6 +441,7 @@ static __always_inline int bw_decide_walked(__u64 cgid, struct bw_cgroup *cg, vo
 					    __u8 access)
 {
 	__u32 zero = 0, flags = 0, len;
+	struct bw_objtype t;
 	struct bw_scratch *s;
 
 	s = bpf_map_lookup_elem(&bw_scratch, &zero);
@@ -440,7 +451,8 @@ static __always_inline int bw_decide_walked(__u64 cgid, struct bw_cgroup *cg, vo
 	if (mnt && bw_mnt_foreign(mnt))
 		mnt = NULL;
 	len = bw_path_build(s, mnt, dentry, &flags);
-	return bw_decide(s, cgid, cg, rules, cat, dentry, mnt != NULL, len, flags, op, access,
+	bw_objtype_read(&t, dentry);
+	return bw_decide(s, cgid, cg, rules, cat, dentry, &t, mnt != NULL, len, flags, op, access,
 			 NULL);
 }
 

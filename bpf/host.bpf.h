@@ -56,6 +56,25 @@
 
 #define BW_HOST_NAME 16
 
+/*
+ * What every decision needs of its object before any rule (the pin
+ * directory, the host's objects, other processes' cmdline, whether a pin can
+ * be met), read once: for all but a few objects, this is all they read.
+ */
+struct bw_objtype {
+	__u64 fs_magic; /* of the object's file system */
+	__u32 dev;	/* that file system's s_dev */
+	__u32 ifmt;	/* its inode's S_IFMT bits; 0 for a name not yet created */
+};
+
+/* t for the object at dentry, which the verifier may know only as a number. */
+static __always_inline void bw_objtype_read(struct bw_objtype *t, struct dentry *dentry)
+{
+	t->fs_magic = BPF_CORE_READ(dentry, d_sb, s_magic);
+	t->dev = BPF_CORE_READ(dentry, d_sb, s_dev);
+	t->ifmt = BPF_CORE_READ(dentry, d_inode, i_mode) & S_IFMT;
+}
+
 /* Is d's name the n bytes of lit (n < BW_HOST_NAME, no NUL)? */
 static __always_inline bool bw_dname_is(struct dentry *d, const char *lit, __u32 n)
 {
@@ -115,7 +134,8 @@ static __always_inline bool bw_helper_sysctl(struct dentry *leaf, struct dentry 
 static __always_inline struct pid *bw_proc_pid(struct inode *inode)
 {
 	return BPF_CORE_READ(
-	    (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode)),
+	    (struct proc_inode *)((void *)inode -
+				  bpf_core_field_offset(struct proc_inode, vfs_inode)),
 	    pid);
 }
 
@@ -125,17 +145,17 @@ static __always_inline struct pid *bw_proc_pid(struct inode *inode)
  * is dentry that file of a process outside slot policy (BW_RULE_PROCESSES)?
  * A process that is gone has nothing to read.
  */
-static __always_inline bool bw_cmdline_outside(struct dentry *dentry, __u32 policy)
+static __always_inline bool bw_cmdline_outside(struct dentry *dentry, const struct bw_objtype *t,
+					       __u32 policy)
 {
 	struct inode *inode;
 	struct hlist_node *first;
-	struct task_struct *t;
+	struct task_struct *task;
 	struct bw_cgroup *tc;
 	struct pid *pid;
 	__u64 tcg;
 
-	if (BPF_CORE_READ(dentry, d_sb, s_magic) != BW_PROC_MAGIC ||
-	    !BW_DNAME_IS(dentry, "cmdline"))
+	if (t->fs_magic != BW_PROC_MAGIC || !BW_DNAME_IS(dentry, "cmdline"))
 		return false;
 	inode = BPF_CORE_READ(dentry, d_inode);
 	if (!inode)
@@ -144,36 +164,36 @@ static __always_inline bool bw_cmdline_outside(struct dentry *dentry, __u32 poli
 	first = pid ? BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first) : NULL;
 	if (!first)
 		return false;
-	t = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
-	tcg = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+	task = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+	tcg = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 	tc = bpf_map_lookup_elem(&bw_cgroups, &tcg);
 	return !tc || tc->policy != policy;
 }
 
 /*
  * Is the object at dentry one of the host's that no profile reaches with
- * access (BW_ACC_*)? See the top of this file for what and why.
+ * access (BW_ACC_*)? See the top of this file for what and why. Only a
+ * device or a file on one of the file systems named here reads more than t.
  */
-static __always_inline bool bw_host_object(struct dentry *dentry, __u8 access)
+static __always_inline bool bw_host_object(struct dentry *dentry, const struct bw_objtype *t,
+					   __u8 access)
 {
-	struct inode *inode = BPF_CORE_READ(dentry, d_inode);
-	struct dentry *dir = bw_dparent(dentry);
-	__u64 magic = BPF_CORE_READ(dentry, d_sb, s_magic);
+	struct dentry *dir;
 	bool w = access & BW_ACC_W;
 
-	if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == BW_S_IFCHR) {
-		__u32 rdev = BPF_CORE_READ(inode, i_rdev);
+	if (t->ifmt == BW_S_IFCHR) {
+		__u32 rdev = BPF_CORE_READ(dentry, d_inode, i_rdev);
 
 		return rdev == BW_DEV_MEM || rdev == BW_DEV_KMEM || rdev == BW_DEV_PORT ||
 		       rdev == BW_DEV_DMCONTROL;
 	}
-	if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == BW_S_IFBLK) {
-		__u32 rdev = BPF_CORE_READ(inode, i_rdev), all = BW_RAWDEVS_ALL;
+	if (t->ifmt == BW_S_IFBLK) {
+		__u32 rdev = BPF_CORE_READ(dentry, d_inode, i_rdev), all = BW_RAWDEVS_ALL;
 
 		return bpf_map_lookup_elem(&bw_rawdevs, &rdev) ||
 		       bpf_map_lookup_elem(&bw_rawdevs, &all);
 	}
-	switch (magic) {
+	switch (t->fs_magic) {
 	case BW_TRACEFS_MAGIC:
 	case BW_DEBUGFS_MAGIC:
 		return true;
@@ -183,6 +203,7 @@ static __always_inline bool bw_host_object(struct dentry *dentry, __u8 access)
 	case BW_CGROUP1_MAGIC:
 		return w && BW_DNAME_IS(dentry, "release_agent");
 	case BW_PROC_MAGIC:
+		dir = bw_dparent(dentry);
 		if (dir && !bw_dparent(dir))
 			return BW_DNAME_IS(dentry, "kcore") ||
 			       (w && BW_DNAME_IS(dentry, "sysrq-trigger"));
@@ -190,6 +211,7 @@ static __always_inline bool bw_host_object(struct dentry *dentry, __u8 access)
 	case BW_SYSFS_MAGIC:
 		if (!w)
 			return false;
+		dir = bw_dparent(dentry);
 		if (BW_DNAME_IS(dentry, "uevent_helper"))
 			return BW_DNAME_IS(dir, "kernel") && bw_at_root(dir);
 		/* /sys/module/MODULE/parameters/NAME */

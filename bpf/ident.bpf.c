@@ -252,7 +252,7 @@ static __always_inline void bw_link_pin(struct bw_link *l, const struct bw_polic
 	struct bw_inode_pin pin = {};
 	struct bw_inode_key k = {};
 
-	if (!bw_fs_has_pins(pol, l->dentry))
+	if (!bw_fs_has_pins(pol, l->dev))
 		return;
 	bw_pins_walk(&pw, l->dentry, slot, cat, false, false);
 	if (pw.have_self || !pw.have_below)

@@ -97,14 +97,11 @@ static long bw_pin_step_read(__u32 i, struct bw_pin_walk *pw)
 	return 0;
 }
 
-/* Can the climb from this dentry meet one of the policy's rule pins at all? */
-static __always_inline bool bw_fs_has_pins(const struct bw_policy *pol, struct dentry *dentry)
+/* Can a climb on the file system dev (its s_dev) meet one of the policy's rule pins at all? */
+static __always_inline bool bw_fs_has_pins(const struct bw_policy *pol, __u32 dev)
 {
-	__u32 dev;
-
 	if (pol->npin_devs == BW_PIN_DEVS_MANY)
 		return true;
-	dev = BPF_CORE_READ(dentry, d_sb, s_dev);
 	return (pol->npin_devs > 0 && pol->pin_devs[0] == dev) ||
 	       (pol->npin_devs > 1 && pol->pin_devs[1] == dev) ||
 	       (pol->npin_devs > 2 && pol->pin_devs[2] == dev) ||
