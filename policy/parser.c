@@ -124,10 +124,52 @@ static void origin_of(const struct fctx *fc, const struct bw_token *t, struct bw
 
 static void free_rule(struct bw_rule *r)
 {
+	free(r->name);
 	if (r->cat == BW_CAT_NET)
 		free(r->net.unix_path);
 	else if (r->cat != BW_CAT_NS)
 		free(r->file.path);
+}
+
+/* A profile's or a rule's name: letters, digits, '.', '_', '-', not starting with a sign. */
+static bool name_ok(const struct bw_token *t, size_t max)
+{
+	if (t->len == 0 || t->len > max)
+		return false;
+	for (size_t i = 0; i < t->len; i++) {
+		char c = t->s[i];
+		bool alnum =
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The `as NAME` that may end a rule. Returns false after an error (the
+ * rule is then dropped: the profile is invalid anyway).
+ */
+static bool rule_name(struct fctx *fc, char **name)
+{
+	struct bw_token as = fc->cur, t;
+	char q[BW_QUOTE_BUF];
+
+	*name = NULL;
+	if (!tok_is(&as, "as"))
+		return true;
+	advance(fc);
+	if (!take(fc, &as, "missing rule name after 'as'", &t))
+		return false;
+	if (!name_ok(&t, BW_RULE_NAME_MAX)) {
+		error_at(fc, &t,
+			 "bad rule name '%s': use 1 to %d letters, digits, '.', '_' or '-', "
+			 "starting with a letter or digit",
+			 show(q, &t), BW_RULE_NAME_MAX);
+		return false;
+	}
+	*name = dup_tok(fc, &t);
+	return *name != NULL;
 }
 
 /* Keep the rule (taking its strings), or only count it past the limit. */
@@ -136,6 +178,10 @@ static void store_rule(struct fctx *fc, struct bw_rule *r)
 	struct bw_parser *ps = fc->ps;
 	struct bw_profile *p = ps->p;
 
+	if (!rule_name(fc, &r->name)) {
+		free_rule(r);
+		return;
+	}
 	ps->rules_seen++;
 	if (p->nrules >= BW_MAX_RULES) {
 		if (ps->rules_seen == BW_MAX_RULES + 1)
@@ -446,6 +492,19 @@ static int rule_net(struct fctx *fc, struct bw_rule *r, const struct bw_token *c
 	return 0;
 }
 
+/*
+ * After a rule with an error, which was not stored: its `as NAME` is still
+ * read (and checked), so that the error is the only one on the line.
+ */
+static int rule_rest(struct fctx *fc, int ret)
+{
+	char *name;
+
+	if (ret == 0 && rule_name(fc, &name))
+		free(name);
+	return ret;
+}
+
 static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_verdict verdict)
 {
 	struct bw_token cat;
@@ -456,20 +515,21 @@ static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_verdict v
 	r.verdict = verdict;
 	origin_of(fc, kw, &r.origin);
 
-	if (!take(fc, kw, "missing category: expected file, exec, net, mount, chroot, userns or cgroup",
+	if (!take(fc, kw,
+		  "missing category: expected file, exec, net, mount, chroot, userns or cgroup",
 		  &cat))
 		return -1;
 	if (tok_is(&cat, "file")) {
 		r.cat = BW_CAT_FILE;
-		return rule_file(fc, &r, &cat);
+		return rule_rest(fc, rule_file(fc, &r, &cat));
 	}
 	if (tok_is(&cat, "exec")) {
 		r.cat = BW_CAT_EXEC;
-		return rule_exec(fc, &r, &cat);
+		return rule_rest(fc, rule_exec(fc, &r, &cat));
 	}
 	if (tok_is(&cat, "net")) {
 		r.cat = BW_CAT_NET;
-		return rule_net(fc, &r, &cat);
+		return rule_rest(fc, rule_net(fc, &r, &cat));
 	}
 	/* A change of the sandbox's view: the rule names nothing more. */
 	for (unsigned what = 0; what < BW_NS_COUNT; what++) {
@@ -480,27 +540,14 @@ static int st_rule(struct fctx *fc, const struct bw_token *kw, enum bw_verdict v
 			return 0;
 		}
 	}
-	error_at(fc, &cat,
-		 "bad rule category '%s': expected file, exec, net, mount, chroot, userns or cgroup",
-		 show(q, &cat));
+	error_at(
+	    fc, &cat,
+	    "bad rule category '%s': expected file, exec, net, mount, chroot, userns or cgroup",
+	    show(q, &cat));
 	return -1;
 }
 
 /* ---- profile-level statements ---- */
-
-static bool name_ok(const struct bw_token *t)
-{
-	if (t->len == 0 || t->len > BW_PROFILE_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < t->len; i++) {
-		char c = t->s[i];
-		bool alnum =
-		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
-			return false;
-	}
-	return true;
-}
 
 static int st_profile(struct fctx *fc, const struct bw_token *kw)
 {
@@ -510,7 +557,7 @@ static int st_profile(struct fctx *fc, const struct bw_token *kw)
 
 	if (!take(fc, kw, "missing profile name", &name))
 		return -1;
-	if (!name_ok(&name)) {
+	if (!name_ok(&name, BW_PROFILE_NAME_MAX)) {
 		error_at(fc, &name,
 			 "bad profile name '%s': use 1 to %d letters, digits, '.', '_' or '-', "
 			 "starting with a letter or digit",

@@ -34,6 +34,7 @@ void bw_profile_free(struct bw_profile *p)
 		return;
 	for (size_t i = 0; i < p->nrules; i++) {
 		struct bw_rule *r = &p->rules[i];
+		free(r->name);
 		if (r->cat == BW_CAT_NET)
 			free(r->net.unix_path);
 		else if (r->cat != BW_CAT_NS)
@@ -218,6 +219,12 @@ uint64_t bw_rule_id(const struct bw_rule *r)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
+	/* The category first, so that no name hashes like an unnamed rule. */
+	if (r->name) {
+		FNV_NUM(h, BW_CAT_NS + 1);
+		FNV_STR(h, r->name);
+		return h;
+	}
 	FNV_NUM(h, r->cat);
 	FNV_NUM(h, r->verdict);
 	switch (r->cat) {

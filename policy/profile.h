@@ -25,6 +25,8 @@
 #define BW_PROFILE_FILE_MAX (8u << 20)
 /* `profile NAME`: letters, digits, '.', '_', '-', at most this many bytes. */
 #define BW_PROFILE_NAME_MAX 64
+/* A rule's `as NAME`: the same characters, at most this many bytes. */
+#define BW_RULE_NAME_MAX 64
 /* sun_path holds 108 bytes: a path and its NUL, or NUL and an abstract name. */
 #define BW_UNIX_PATH_MAX 107
 
@@ -95,6 +97,7 @@ struct bw_rule {
 	enum bw_cat cat;
 	enum bw_verdict verdict; /* BW_V_ALLOW or BW_V_DENY */
 	struct bw_origin origin;
+	char *name; /* `as NAME` after the rule; NULL if not named */
 	union {
 		struct bw_file_rule file; /* BW_CAT_FILE and BW_CAT_EXEC */
 		struct bw_net_rule net;	  /* BW_CAT_NET */
@@ -116,9 +119,11 @@ static inline unsigned bw_rule_slots(const struct bw_rule *r)
 }
 
 /*
- * A rule's identity that survives edits of its file: FNV-1a over what the
- * rule says (category, verdict, access, path or address and ports, ...),
- * not where it is. Two rules that say the same have the same identity.
+ * A rule's identity that survives edits of its file: FNV-1a over its name
+ * if it has one (`as NAME`: the identity then survives edits of the rule
+ * itself), else over what the rule says (category, verdict, access, path or
+ * address and ports, ...), never where it is. Two rules that say the same,
+ * or carry the same name, have the same identity.
  */
 uint64_t bw_rule_id(const struct bw_rule *r);
 

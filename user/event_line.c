@@ -342,11 +342,17 @@ static void put_rule(struct jw *w, const struct bw_profile *p, unsigned rule)
 	else
 		snprintf(buf, sizeof(buf), "default");
 	jw_str(w, "rule", buf);
-	/* What the rule says, not where: alerts and suppressions keyed on it outlive edits. */
+	/*
+	 * Its name or what it says, not where: alerts and suppressions keyed
+	 * on it outlive edits.
+	 */
 	if (rule && rule < BW_RULE_OWN && p && rule <= p->nrules) {
-		snprintf(buf, sizeof(buf), "%016llx",
-			 (unsigned long long)bw_rule_id(&p->rules[rule - 1]));
+		const struct bw_rule *r = &p->rules[rule - 1];
+
+		snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)bw_rule_id(r));
 		jw_str(w, "rule_id", buf);
+		if (r->name)
+			jw_str(w, "rule_name", r->name);
 	}
 }
 

@@ -230,6 +230,30 @@ def test_learn_sends_each_access_once_per_cgroup():
                             "echo $p > %s/cgroup.procs; done; rmdir %s" % (d, root, d)])
 
 
+def test_named_rule_keeps_its_identity():
+    """`as NAME` reaches the events, and rule_id outlives an edit of the rule itself."""
+    srv = Servers([ALLOWED, DENIED])
+    try:
+        ids = []
+        for ep in ("127.0.0.1:%d" % DENIED, "localhost:%d-%d" % (DENIED, DENIED + 1)):
+            p = profile(OPEN + "default allow net\n# moved down a line by this comment\n"
+                        "deny net connect tcp %s as local-denied\n" % ep)
+            r = expect(p, [("tcp:127.0.0.1:%d" % ALLOWED, "OK"),
+                           ("tcp:127.0.0.1:%d" % DENIED, EPERM)])
+            d = denials(r.events)
+            check_eq([(e["rule"], e.get("rule_name")) for e in d],
+                     [(rule_of(p, "deny net connect"), "local-denied")], "the named rule's event")
+            ids.append(d[0]["rule_id"])
+        p = profile(OPEN + "default allow net\ndeny net connect tcp 127.0.0.1:%d\n" % DENIED)
+        r = expect(p, [("tcp:127.0.0.1:%d" % DENIED, EPERM)])
+        d = denials(r.events)
+        check("rule_name" not in d[0], "an unnamed rule's event has no rule_name: %r" % d[0])
+        ids.append(d[0]["rule_id"])
+        check(ids[0] == ids[1] != ids[2], "rule_id: named, edited, unnamed: %r" % ids)
+    finally:
+        srv.close()
+
+
 TESTS = [
     test_unix_sockets,
     test_unix_rules_refused_without_lsm,
@@ -240,6 +264,7 @@ TESTS = [
     test_udp_sendto_and_bind,
     test_most_specific_prefix_and_port_range,
     test_audit_mode_connects_and_logs,
+    test_named_rule_keeps_its_identity,
 ]
 
 if __name__ == "__main__":

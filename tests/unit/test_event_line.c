@@ -21,11 +21,18 @@
 #define BOOT_TO_REAL 1795959309000000000LL
 #define PROFILE_FILE "profiles/python-sandbox.profile"
 
-/* Rule ids 1..5 as the shipped profile's lines, 6 from an abstraction. */
+/*
+ * Rule ids 1..5 as the shipped profile's lines, 6 from an abstraction, 7 a
+ * named rule (`deny net connect tcp 169.254.169.254:* as cloud-metadata`).
+ */
 static struct bw_rule rules[] = {
-    {.origin = {PROFILE_FILE, 25, 1}}, {.origin = {PROFILE_FILE, 30, 1}},
-    {.origin = {PROFILE_FILE, 32, 1}}, {.origin = {PROFILE_FILE, 41, 1}},
-    {.origin = {PROFILE_FILE, 45, 1}}, {.origin = {"profiles/abstractions/base", 12, 1}},
+    {.origin = {PROFILE_FILE, 25, 1}},
+    {.origin = {PROFILE_FILE, 30, 1}},
+    {.origin = {PROFILE_FILE, 32, 1}},
+    {.origin = {PROFILE_FILE, 41, 1}},
+    {.origin = {PROFILE_FILE, 45, 1}},
+    {.origin = {"profiles/abstractions/base", 12, 1}},
+    {.origin = {PROFILE_FILE, 47, 1}, .name = "cloud-metadata"},
 };
 static struct bw_profile profile = {
     .name = "python-sandbox", .rules = rules, .nrules = sizeof(rules) / sizeof(rules[0])};
@@ -57,10 +64,11 @@ static void ex_agent_daemon(struct jw *w)
 {
 	struct bw_event_src own = {.cgroup_path = "/"};
 
-	bw_event_format_agent(w, BOOT_NS + BOOT_TO_REAL - 2000000000LL,
-			      "daemon started: 3 profiles from /etc/bpfwarden/profiles, 0 containers "
-			      "taken over, hook socket /run/bpfwarden/hook.sock, metrics on :9464",
-			      &own);
+	bw_event_format_agent(
+	    w, BOOT_NS + BOOT_TO_REAL - 2000000000LL,
+	    "daemon started: 3 profiles from /etc/bpfwarden/profiles, 0 containers "
+	    "taken over, hook socket /run/bpfwarden/hook.sock, metrics on :9464",
+	    &own);
 }
 
 #define PY "/usr/bin/python3.11"
@@ -143,6 +151,11 @@ static const struct example {
      .net = {{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
 	     8443,
 	     BW_FAM_IPV6,
+	     IPPROTO_TCP}},
+    {"connect, a named rule", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, 0, 7, 301,
+     .net = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 169, 254, 169, 254},
+	     80,
+	     BW_FAM_IPV4,
 	     IPPROTO_TCP}},
     /* An IPv6 socket sending to an IPv4-mapped address: shown as the IPv4 address it reaches. */
     {"sendmsg, IPv4-mapped IPv6", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SENDMSG, 0, 0, 0, 333,
@@ -419,7 +432,8 @@ START_TEST(unknown_values_are_named_so)
 	bw_event_format(&w, &ev, "", "", 0, &src);
 	line = strndup(w.buf, w.len);
 	jw_free(&w);
-	ck_assert_ptr_nonnull(strstr(line, "\"type\":\"unknown\",\"node\":\"node-1\",\"op\":\"unknown\""));
+	ck_assert_ptr_nonnull(
+	    strstr(line, "\"type\":\"unknown\",\"node\":\"node-1\",\"op\":\"unknown\""));
 	ck_assert_ptr_nonnull(strstr(line, "\"mode\":\"unknown\""));
 	ck_assert_ptr_nonnull(strstr(line, "\"rule\":\"#99\""));
 	free(line);

@@ -381,6 +381,25 @@ START_TEST(rule_identity_survives_edits)
 }
 END_TEST
 
+/* A named rule's identity is its name: it survives any edit of the rule itself. */
+START_TEST(named_rule_identity)
+{
+	const char *a = "profile a\nallow file r /x/** as data\nallow file r /x/**\n";
+	const char *b = "profile b\nallow file rw /y as data\nallow net raw as data2\n";
+	struct bw_profile *pa = NULL, *pb = NULL;
+	struct bw_diags d = {};
+
+	ck_assert_int_eq(bw_profile_parse_string("a", a, strlen(a), NULL, &pa, &d), 0);
+	ck_assert_int_eq(bw_profile_parse_string("b", b, strlen(b), NULL, &pb, &d), 0);
+	ck_assert_uint_eq(bw_rule_id(&pa->rules[0]), bw_rule_id(&pb->rules[0]));
+	ck_assert_uint_ne(bw_rule_id(&pa->rules[0]), bw_rule_id(&pa->rules[1]));
+	ck_assert_uint_ne(bw_rule_id(&pb->rules[0]), bw_rule_id(&pb->rules[1]));
+	bw_profile_free(pa);
+	bw_profile_free(pb);
+	bw_diags_free(&d);
+}
+END_TEST
+
 Suite *net_suite(void)
 {
 	Suite *s = suite_create("net rules");
@@ -395,6 +414,7 @@ Suite *net_suite(void)
 	tcase_add_test(tc, structure_errors);
 	tcase_add_test(tc, net_raw_rules);
 	tcase_add_test(tc, rule_identity_survives_edits);
+	tcase_add_test(tc, named_rule_identity);
 	suite_add_tcase(s, tc);
 	return s;
 }

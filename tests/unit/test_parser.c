@@ -339,6 +339,75 @@ START_TEST(trailing)
 }
 END_TEST
 
+/* `as NAME` may end any rule; the name is checked as a profile's is. */
+START_TEST(rule_names)
+{
+	struct parsed r;
+	char text[160];
+
+	parse_text(&r,
+		   "profile p\n"
+		   "deny file rw /etc/shadow as shadow\n"
+		   "allow exec memfd as jit.code\n"
+		   "allow exec lib /usr/lib/** as \"libs_1\"\n"
+		   "deny net connect tcp 169.254.169.254:* as cloud-metadata\n"
+		   "deny net connect unix @x as cloud-metadata\n"
+		   "allow net raw as ping\n"
+		   "allow mount as mounts\n"
+		   "allow file r /srv/as\n",
+		   NULL);
+	expect_clean(&r);
+	ck_assert_uint_eq(r.p->nrules, 8);
+	ck_assert_str_eq(r.p->rules[0].name, "shadow");
+	ck_assert_str_eq(r.p->rules[1].name, "jit.code");
+	ck_assert_str_eq(r.p->rules[2].name, "libs_1");
+	ck_assert_str_eq(r.p->rules[3].name, "cloud-metadata");
+	ck_assert_str_eq(r.p->rules[4].name, "cloud-metadata");
+	ck_assert_str_eq(r.p->rules[5].name, "ping");
+	ck_assert_str_eq(r.p->rules[6].name, "mounts");
+	ck_assert_ptr_null(r.p->rules[7].name);
+	ck_assert_str_eq(r.p->rules[7].file.path, "/srv/as");
+	parsed_free(&r);
+
+	/* One error a line: a rule in error still has its name read and checked. */
+	parse_text(&r,
+		   "profile p\n"
+		   "allow file r /x as\n"
+		   "allow file r /x as -x\n"
+		   "allow file r /x as \"a b\"\n"
+		   "allow file r /x as a b\n"
+		   "allow file q /x as a\n"
+		   "allow file q /x as -a\n"
+		   "allow file r /x \"as\" a\n",
+		   NULL);
+	expect_invalid(&r);
+	expect_error(&r, 2, 19, "missing rule name after 'as'");
+	expect_error(&r, 3, 20, "bad rule name '-x': use 1 to 64 letters");
+	expect_error(&r, 4, 20, "bad rule name 'a b'");
+	expect_error(&r, 5, 22, "unexpected 'b' after a complete statement");
+	expect_error(&r, 6, 12, "bad permission letters 'q'");
+	expect_error(&r, 7, 12, "bad permission letters 'q'");
+	expect_error(&r, 7, 20, "bad rule name '-a'");
+	expect_error(&r, 8, 17, "unexpected 'as' after a complete statement");
+	/* the rules of lines 5 and 8 are kept: the only errors there are past them */
+	expect_counts(&r, 8, 1);
+	parsed_free(&r);
+
+	memset(text, 0, sizeof(text));
+	strcpy(text, "profile p\nallow mount as ");
+	memset(text + strlen(text), 'n', 64);
+	parse_text(&r, text, NULL);
+	expect_clean(&r);
+	ck_assert_uint_eq(strlen(r.p->rules[0].name), 64);
+	parsed_free(&r);
+
+	strcat(text, "n");
+	parse_text(&r, text, NULL);
+	expect_error(&r, 2, 16, "bad rule name");
+	parsed_free(&r);
+}
+END_TEST
+
 /* Errors do not stop the parse: each line reports its own. */
 START_TEST(recovery)
 {
@@ -406,6 +475,7 @@ Suite *parser_suite(void)
 	tcase_add_test(tc, match);
 	tcase_add_test(tc, keywords);
 	tcase_add_test(tc, trailing);
+	tcase_add_test(tc, rule_names);
 	tcase_add_test(tc, recovery);
 	tcase_add_test(tc, nul_bytes);
 	tcase_add_test(tc, too_large);
