@@ -90,7 +90,7 @@ static int drain_inotify(int fd)
  */
 static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 {
-	long recheck = 0, reap_at = 0;
+	long recheck = 0, reap_at = 0, watchdog_ms = d_notify_watchdog_ms(), ping_at = 0;
 	int mounts = bw_rawdevs_watch();
 	sigset_t old;
 
@@ -120,6 +120,19 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		deadline = bw_lost_deadline(reap_at, recheck);
 		if (d_metrics_deadline(d) && (!deadline || d_metrics_deadline(d) < deadline))
 			deadline = d_metrics_deadline(d);
+		/*
+		 * The watchdog is fed only from here: a loop held anywhere (a
+		 * hook request, a profile load) misses it, and the manager
+		 * restarts the daemon; what it governs stays governed.
+		 */
+		if (watchdog_ms) {
+			if (bw_now_ms() >= ping_at) {
+				d_notify("WATCHDOG=1");
+				ping_at = bw_now_ms() + watchdog_ms;
+			}
+			if (!deadline || ping_at < deadline)
+				deadline = ping_at;
+		}
 		bw_loop_sleep(fds, n, deadline, &old);
 		/* A new turn: the next /metrics text is made anew (metrics.c). */
 		d_metrics_changed(d);
@@ -134,8 +147,9 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			bw_rawdevs_rearm(mounts);
 			if (!bw_lock(&d->maps)) {
 				if (bw_rawdevs_sync(&d->maps))
-					d_agent(d, NULL, "cannot list the block devices that hold the "
-							 "host's files after a mount change");
+					d_agent(d, NULL,
+						"cannot list the block devices that hold the "
+						"host's files after a mount change");
 				bw_unlock(&d->maps);
 			}
 		}
@@ -185,6 +199,8 @@ static int daemon_main(struct bw_opts *o)
 
 	for (size_t i = 0; i < D_METRICS_CONNS; i++)
 		d.mconns[i].fd = -1;
+	if (d_notify_init())
+		return 1;
 	d.dir = o->policy_dir;
 	d.log = o->log && strcmp(o->log, "-") ? o->log : NULL;
 	d.socket = o->socket ? o->socket : BW_HOOK_SOCKET;
@@ -262,7 +278,14 @@ static int daemon_main(struct bw_opts *o)
 	    "daemon started: %zu profiles from %s, %zu containers taken over, hook socket %s%s%s",
 	    d.nprofiles, d.dir, d.ncontainers, d.socket, mfd >= 0 ? ", metrics on " : "",
 	    mfd >= 0 ? o->metrics_addr : "");
+	/* Ready: the hook is answered from here on (Type=notify holds the runtime till then). */
+	ret = d_notify("READY=1\nSTATUS=%zu profiles, %zu containers governed", d.nprofiles,
+		       d.ncontainers);
+	if (ret)
+		bw_err("cannot tell the service manager it is ready: %s", strerror(-ret));
+	ret = 1;
 	loop(&d, lfd, ifd, mfd);
+	d_notify("STOPPING=1");
 	d_agent(&d, NULL, "daemon stopping on signal %d: what it governs stays governed",
 		(int)stop_sig);
 	ret = 0;

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -543,6 +544,77 @@ def test_metrics_clients_cannot_hold_the_hook():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def notify_daemon(work, env):
+    """A daemon of an idle profile, started with env added; its Popen."""
+    policy = work + "/policy"
+    os.makedirs(policy, exist_ok=True)
+    with open(policy + "/idle.profile", "w") as f:
+        f.write("profile idle\ndefault allow\nmatch cgroup=bwtest-nothing-*\n")
+    return subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", work + "/daemon.log",
+                             "--socket", work + "/hook.sock"],
+                            env=dict(os.environ, **env), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_daemon_tells_the_service_manager():
+    """Type=notify: READY=1 comes once the hook socket answers, WATCHDOG=1
+    twice per WATCHDOG_USEC from the loop, STOPPING=1 on SIGTERM; no
+    watchdog when WATCHDOG_PID names another process; a NOTIFY_SOCKET that
+    is not an address is refused at start."""
+    work = tempfile.mkdtemp(prefix="bw-notify-")
+    addr = work + "/notify"
+    mgr = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    mgr.bind(addr)
+    d = None
+    try:
+        mgr.settimeout(180)
+        d = notify_daemon(work, {"NOTIFY_SOCKET": addr, "WATCHDOG_USEC": "400000"})
+        first = mgr.recv(4096).decode()
+        check(first.startswith("READY=1\n"), "the first notification: %r" % first)
+        check("STATUS=1 profiles" in first, "the status line: %r" % first)
+        ans, _ = hook_answer(work + "/hook.sock")
+        check(ans.startswith("fail"), "the hook answers once READY=1 is sent: %r" % ans)
+        mgr.settimeout(5)
+        start, pings = time.monotonic(), 0
+        while time.monotonic() - start < 1.0:
+            check_eq(mgr.recv(4096), b"WATCHDOG=1", "a notification while running")
+            pings += 1
+        check(4 <= pings <= 8, "%d WATCHDOG=1 in 1 s with WATCHDOG_USEC=400000" % pings)
+        d.send_signal(signal.SIGTERM)
+        while True:
+            m = mgr.recv(4096)
+            if m != b"WATCHDOG=1":
+                break
+        check_eq(m, b"STOPPING=1", "the notification on SIGTERM")
+        check_eq(d.wait(timeout=60), 0, "the daemon's exit status")
+
+        shutil.rmtree(work + "/policy")
+        d = notify_daemon(work, {"NOTIFY_SOCKET": addr, "WATCHDOG_USEC": "100000",
+                                 "WATCHDOG_PID": "1"})
+        mgr.settimeout(180)
+        check(mgr.recv(4096).startswith(b"READY=1\n"), "READY=1 again")
+        mgr.settimeout(1)
+        try:
+            m = mgr.recv(4096)
+            check(False, "a notification for another process's watchdog: %r" % m)
+        except socket.timeout:
+            pass
+        d.send_signal(signal.SIGTERM)
+        d.wait(timeout=60)
+
+        d = notify_daemon(work, {"NOTIFY_SOCKET": "relative/notify"})
+        check_eq(d.wait(timeout=60), 1, "the exit status with a bad NOTIFY_SOCKET")
+        err = d.stderr.read()
+        check("NOTIFY_SOCKET=relative/notify: want an absolute path or @name" in err,
+              "the reason: %r" % err)
+    finally:
+        if d and d.poll() is None:
+            d.terminate()
+            d.wait(timeout=60)
+        mgr.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 TESTS = [
     test_help_and_usage_of_every_command,
     test_bad_numbers_and_missing_options,
@@ -552,6 +624,7 @@ TESTS = [
     test_selftest_says_each_route_verdict,
     test_metrics_clients_cannot_hold_the_hook,
     test_status_json_names_profiles,
+    test_daemon_tells_the_service_manager,
 ]
 
 if __name__ == "__main__":

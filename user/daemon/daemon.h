@@ -160,6 +160,14 @@ struct bw_pin_view *d_container_views(struct daemon *d, const struct d_profile *
 int d_server_open(struct daemon *d);
 void d_server_accept(struct daemon *d, int fd);
 
+/* notify.c: the service manager's protocol (sd_notify(3)); no-ops without $NOTIFY_SOCKET. */
+/* Read (and clear) $NOTIFY_SOCKET and the watchdog's variables. 0 or -EINVAL. */
+int d_notify_init(void);
+/* One datagram of "KEY=VALUE\n..." lines. 0 or -errno. */
+int d_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* How often to send WATCHDOG=1 (half the manager's period), 0 if it wants none. */
+long d_notify_watchdog_ms(void);
+
 /* metrics.c */
 /* The kernel's counts of a profile, its earlier versions' included. */
 void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_counters *c,
