@@ -310,6 +310,10 @@ install: agent hook man $(SELFTEST_HELPERS)
 		>$(DESTDIR)$(UNITDIR)/bpfwarden.service
 	$(Q)cd profiles && find . -type f -exec install -D -m 644 {} \
 		$(DESTDIR)$(PREFIX)/share/bpfwarden/profiles/{} \;
+	$(Q)install -D -m 644 deploy/prometheus/bpfwarden.rules.yml \
+		$(DESTDIR)$(PREFIX)/share/bpfwarden/prometheus/bpfwarden.rules.yml
+	$(Q)install -D -m 644 deploy/logrotate/bpfwarden \
+		$(DESTDIR)$(PREFIX)/share/bpfwarden/logrotate/bpfwarden
 	$(call msg,INSTALL,$(DESTDIR)$(SELFTEST_DIR) (the escape corpus of bpfwarden selftest))
 	$(Q)for f in $(SELFTEST_FILES); do \
 		install -D -m $$(test -x $$f && echo 755 || echo 644) $$f \

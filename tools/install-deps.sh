@@ -29,9 +29,11 @@ apt-get install -y -qq \
 apt-get install -y -qq --no-install-recommends lowdown man-db groff-base bash-completion >/dev/null
 # The Debian package (debian/, tests/package/test-deb.sh): built and linted.
 apt-get install -y -qq --no-install-recommends debhelper dpkg-dev lintian >/dev/null
-# promtool checks the daemon's metrics text (tests/k8s/); the server itself is not used.
+# promtool checks the daemon's metrics text (tests/k8s/) and the alerting rules
+# (tests/deploy/); the server itself is not used. logrotate runs the shipped
+# configuration against a daemon (tests/deploy/).
 # apparmor_parser and aa-exec: AppArmor, a peer in the benchmarks (tools/bench/file-open.sh).
-apt-get install -y -qq --no-install-recommends prometheus apparmor >/dev/null
+apt-get install -y -qq --no-install-recommends prometheus apparmor logrotate >/dev/null
 # PostgreSQL 15 and Redis 7, real services learned and enforced in the guest
 # (tests/integration/test_services.py runs its own server of each, as their users
 # postgres and redis, on unix sockets in its scratch directory); no cluster of

@@ -7,7 +7,9 @@
 #   - the ConfigMap's profiles equal deploy/kubernetes/profiles/ and pass
 #     `bpfwarden check`;
 #   - install-hook.sh on a scratch node tree: the hook, hooks.d, NRI conf;
-#   - the systemd unit with `systemd-analyze verify`.
+#   - the systemd unit with `systemd-analyze verify`;
+#   - the Prometheus alerting rules with promtool (checked and unit-tested);
+#   - the logrotate configuration, run by logrotate against a running daemon.
 # The Node modules come from tools/vm/fetch-containers.sh's cache.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -101,5 +103,48 @@ if command -v systemd-analyze >/dev/null; then
 else
 	skip "deploy/systemd/bpfwarden.service: no systemd-analyze here"
 fi
+# The alerting rules: valid, and each fires on what it should and only then.
+if promtool check rules deploy/prometheus/bpfwarden.rules.yml >"$tmp/p" 2>&1 &&
+	(cd tests/deploy && promtool test rules bpfwarden.rules.test.yml) >>"$tmp/p" 2>&1; then
+	ok "promtool: deploy/prometheus/bpfwarden.rules.yml checked and its unit tests pass"
+else
+	cat "$tmp/p"
+	fail "promtool: deploy/prometheus/bpfwarden.rules.yml"
+fi
+
+# The shipped logrotate configuration against a running daemon (the network
+# programs load on this kernel): the old log renamed whole, the reopened one
+# written from the SIGHUP on.
+lr=$tmp/lr
+mkdir -p "$lr/pol"
+printf 'profile lr\ndefault allow\nmatch cgroup=bwtest-nothing-*\n' >"$lr/pol/lr.profile"
+"$BUILD/bpfwarden" daemon --policy-dir "$lr/pol" --log "$lr/audit.log" --socket "$lr/hook.sock" \
+	2>"$lr/err" &
+pid=$!
+for _ in $(seq 300); do
+	grep -qs "daemon started" "$lr/audit.log" && break
+	sleep 0.2
+done
+sed -e "s#/var/log/bpfwarden/audit.log#$lr/audit.log#" \
+	-e "s#systemctl reload bpfwarden.service#kill -HUP $pid#" deploy/logrotate/bpfwarden >"$lr/conf"
+logrotate -f -s "$lr/state" "$lr/conf" >"$lr/out" 2>&1
+for _ in $(seq 100); do
+	grep -qs "log reopened on SIGHUP" "$lr/audit.log" && break
+	sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+if grep -q "kill -HUP $pid" "$lr/conf" && grep -q "daemon started" "$lr/audit.log.1" &&
+	! grep -q "log reopened" "$lr/audit.log.1" && grep -q "log reopened on SIGHUP" "$lr/audit.log" &&
+	grep -q "daemon stopping" "$lr/audit.log" && ! grep -q "daemon started" "$lr/audit.log" &&
+	[ "$rc" = 0 ] && [ "$(stat -c %a "$lr/audit.log")" = 600 ]; then
+	ok "logrotate with deploy/logrotate/bpfwarden: the daemon's log rotated whole, reopened on SIGHUP"
+else
+	cat "$lr/err" "$lr/out"
+	ls -l "$lr"
+	fail "logrotate with deploy/logrotate/bpfwarden (daemon exit $rc)"
+fi
+
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
