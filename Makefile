@@ -54,7 +54,8 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # profile writer is user/learn/ but for its glue to the agent (agent.c).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/cgroup.o \
 	$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_check.o \
-	$(BUILD)/user/pins.o $(BUILD)/user/positions.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o,$(USER_OBJS)) \
+	$(BUILD)/user/pins.o $(BUILD)/user/positions.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o \
+	$(BUILD)/user/explain.o,$(USER_OBJS)) \
 	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))

@@ -26,8 +26,10 @@ struct bw_opts {
 	enum bw_mode mode;
 	bool mode_given;
 	bool all;
-	bool replace;	       /* attach: take a governed subtree over */
-	bool json;	       /* status: one JSON object */
+	bool replace;	      /* attach: take a governed subtree over */
+	bool json;	      /* status: one JSON object */
+	const char **explain; /* check: the objects to explain */
+	int nexplain;
 	long duration;	       /* seconds; 0: not given */
 	unsigned event_rate;   /* BW_DEFAULT_EVENT_RATE unless given; 0: no limit */
 	unsigned min_children; /* 0: the learner's default */
@@ -53,6 +55,7 @@ enum {
 	BW_KEY_BPF_STATS,
 	BW_KEY_REPLACE,
 	BW_KEY_JSON,
+	BW_KEY_EXPLAIN,
 };
 
 /* The options, defined once; each command lists the ones it takes. */
@@ -68,7 +71,8 @@ enum {
 #define BW_OPT_LOG                                                                                 \
 	{                                                                                          \
 		"log", 'l', "FILE", 0,                                                             \
-		    "Append the audit log (JSON Lines) to FILE (- : standard output), not standard "  \
+		    "Append the audit log (JSON Lines) to FILE (- : standard output), not "        \
+		    "standard "                                                                    \
 		    "error",                                                                       \
 		    0                                                                              \
 	}

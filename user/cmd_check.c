@@ -12,10 +12,11 @@
 
 #include "cli.h"
 #include "compile.h"
+#include "explain.h"
 #include "libdir.h"
 #include "profile.h"
 
-static int check_one(const char *path, const char *lib)
+static int check_one(const char *path, const char *lib, const struct bw_opts *o)
 {
 	struct bw_diags diags = {0};
 	struct bw_profile *p = NULL;
@@ -31,12 +32,17 @@ static int check_one(const char *path, const char *lib)
 		err = bw_compile(p, &c, msg, sizeof(msg));
 		if (err)
 			fprintf(stderr, "%s\n", msg[0] ? msg : strerror(-err));
+		else
+			printf("%s: ok (%zu rules)\n", path, p->nrules);
+		for (int i = 0; !err && i < o->nexplain; i++) {
+			err = bw_explain(p, &c, o->explain[i], stdout, msg, sizeof(msg));
+			if (err)
+				fprintf(stderr, "bpfwarden check: --explain %s\n", msg);
+		}
 		bw_compiled_free(&c);
 	} else if (err != -EINVAL || diags.nerrors == 0) {
 		fprintf(stderr, "bpfwarden check: %s: %s\n", path, strerror(-err));
 	}
-	if (err == 0)
-		printf("%s: ok (%zu rules)\n", path, p->nrules);
 	bw_profile_free(p);
 	bw_diags_free(&diags);
 	return err ? 1 : 0;
@@ -48,7 +54,7 @@ static int check(struct bw_opts *o)
 	int ret = 0;
 
 	for (int i = 0; i < o->nargs; i++) {
-		if (check_one(o->args[i], lib))
+		if (check_one(o->args[i], lib, o))
 			ret = 1;
 	}
 	/* Results go to a pipe as often as to a terminal: make sure they left. */
@@ -63,6 +69,15 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 {
 	struct bw_opts *o = st->input;
 
+	if (key == BW_KEY_EXPLAIN) {
+		const char **v = realloc(o->explain, (o->nexplain + 1) * sizeof(*v));
+
+		if (!v)
+			return ENOMEM;
+		v[o->nexplain++] = arg;
+		o->explain = v;
+		return 0;
+	}
 	if (key == ARGP_KEY_END && !o->nargs) {
 		argp_error(st, "no profile given");
 		return EINVAL;
@@ -84,7 +99,13 @@ static char *help_filter(int key, const char *text, void *input)
 	return out;
 }
 
-static const struct argp_option options[] = {BW_OPTS_COMMON};
+static const struct argp_option options[] = {
+    {"explain", BW_KEY_EXPLAIN, "OBJECT", 0,
+     "Say which rule decides OBJECT, and how: an absolute path (file r and w, exec and exec "
+     "lib), 'exec memfd', 'net connect|bind tcp|udp ADDR:PORT', 'net connect|bind unix "
+     "PATH|@NAME', 'net raw', 'net admin', mount, chroot, userns or cgroup. Repeatable",
+     0},
+    BW_OPTS_COMMON};
 
 static const struct argp argp = {
     options,

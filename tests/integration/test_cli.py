@@ -32,7 +32,7 @@ COMMANDS = {
               "--min-children", "--exact"],
     "audit": ["--all", "--duration", "--profile", "--log"],
     "status": ["--json"],
-    "check": [],
+    "check": ["--explain"],
     "reset": [],
     "daemon": ["--policy-dir", "--log", "--metrics-addr", "--socket", "--runtime-state",
                "--per-pod-metrics", "--bpf-stats"],

@@ -20,7 +20,7 @@ static Suite *(*const suites[])(void) = {
     learn_names_suite, pins_suite,
     event_line_suite,  hook_suite,
     positions_suite,   libdir_suite,
-    view_suite,
+    view_suite,	       explain_suite,
 };
 
 int main(void)

@@ -109,7 +109,8 @@ START_TEST(usage_errors)
 
 	RUN(&res, "--usage");
 	ck_assert_int_eq(res.ret, 0);
-	ck_assert_ptr_nonnull(strstr(res.out, "Usage: bpfwarden check [-hv] [--help]"));
+	ck_assert_ptr_nonnull(
+	    strstr(res.out, "Usage: bpfwarden check [-hv] [--explain=OBJECT] [--help]"));
 	run_free(&res);
 
 	RUN(&res, "--");
@@ -136,6 +137,41 @@ START_TEST(valid)
 	ck_assert_str_eq(res.out, want);
 	run_free(&res);
 	free(path);
+}
+END_TEST
+
+/* --explain: after the ok line, each object's deciding rules, with the rule's own text. */
+START_TEST(explain)
+{
+	struct run res;
+	char *path = fixture("include-top.profile"), *child = fixture("inc/child"), want[2048];
+
+	RUN(&res, path, "--explain", "/child/a/b", "--explain", "/top");
+	ck_assert_int_eq(res.ret, 0);
+	snprintf(want, sizeof(want),
+		 "%s: ok (3 rules)\n"
+		 "/child/a/b in profile include-top (enforce):\n"
+		 "  file r     allow by %s:2: allow file r /child/**\n"
+		 "  file w     deny  by default (no `default` line: deny)\n"
+		 "  exec       deny  by default (no `default` line: deny)\n"
+		 "  exec lib   deny  by default (no `default` line: deny)\n"
+		 "/top in profile include-top (enforce):\n"
+		 "  file r     allow by %s:4: allow file r /top\n",
+		 path, child, path);
+	ck_assert_msg(!strncmp(res.out, want, strlen(want)), "got\n%s\nwant\n%s", res.out, want);
+	ck_assert_str_eq(res.err, "");
+	run_free(&res);
+
+	/* An object it cannot read: status 1 and why, after what it could explain. */
+	RUN(&res, "--explain", "/top", "--explain", "net listen tcp 1.2.3.4:5", path);
+	ck_assert_int_eq(res.ret, 1);
+	ck_assert_ptr_nonnull(strstr(res.out, "/top in profile include-top"));
+	ck_assert_ptr_nonnull(strstr(res.err,
+				     "bpfwarden check: --explain 'net listen tcp 1.2.3.4:5': "
+				     "want net connect|bind"));
+	run_free(&res);
+	free(path);
+	free(child);
 }
 END_TEST
 
@@ -334,6 +370,7 @@ Suite *cmd_check_suite(void)
 	tcase_add_checked_fixture(tc, library_setup, NULL);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, valid);
+	tcase_add_test(tc, explain);
 	tcase_add_test(tc, invalid);
 	tcase_add_test(tc, over_a_kernel_limit);
 	tcase_add_test(tc, warnings_only);
