@@ -149,7 +149,7 @@ $(IMAGE): $(AGENT) $(HOOK) deploy/image/build.py deploy/image/install-hook.sh to
 image: $(IMAGE)
 
 # The manifests against the Kubernetes schemas, strictly; their profiles checked.
-deploytest: all
+deploytest: all $(IMAGE)
 	$(call msg,TEST,deploy/)
 	$(Q)tests/deploy/run.sh
 

@@ -8,6 +8,7 @@
 #     `bpfwarden check`;
 #   - install-hook.sh on a scratch node tree: the hook, hooks.d, NRI conf;
 #   - the systemd unit with `systemd-analyze verify`;
+#   - the image's files against the Debian packages it lists (check-image.py);
 #   - the Prometheus alerting rules with promtool (checked and unit-tested);
 #   - the logrotate configuration, run by logrotate against a running daemon.
 # The Node modules come from tools/vm/fetch-containers.sh's cache.
@@ -103,6 +104,14 @@ if command -v systemd-analyze >/dev/null; then
 else
 	skip "deploy/systemd/bpfwarden.service: no systemd-analyze here"
 fi
+# The image as a scanner reads it: each ELF file of a listed Debian package.
+if /usr/bin/python3 tests/deploy/check-image.py "$BUILD/bpfwarden-image.tar" >"$tmp/img" 2>&1; then
+	ok "make image: $(tail -1 "$tmp/img")"
+else
+	cat "$tmp/img"
+	fail "make image: the packages of its files"
+fi
+
 # The alerting rules: valid, and each fires on what it should and only then.
 if promtool check rules deploy/prometheus/bpfwarden.rules.yml >"$tmp/p" 2>&1 &&
 	(cd tests/deploy && promtool test rules bpfwarden.rules.test.yml) >>"$tmp/p" 2>&1; then
