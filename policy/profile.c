@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Entry points of the profile library: load a file or a string, free. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,4 +262,123 @@ uint64_t bw_rule_id(const struct bw_rule *r)
 const char *bw_ns_name(unsigned what)
 {
 	return what < BW_NS_COUNT ? ns_names[what] : NULL;
+}
+
+/* A value as the lexer reads it back: bare if it can be, else quoted with \" and \\. */
+static void put_value(char **at, char *end, const char *v)
+{
+	bool bare = v[0] && v[0] != '#' && !strpbrk(v, " \t\r\v\f\"\\");
+	int n;
+
+	if (bare) {
+		n = snprintf(*at, end - *at, "%s", v);
+	} else {
+		n = snprintf(*at, end - *at, "\"");
+		*at += n > 0 && n < end - *at ? n : 0;
+		for (; *v && *at < end - 1; v++) {
+			if (*v == '"' || *v == '\\')
+				*(*at)++ = '\\';
+			if (*at < end - 1)
+				*(*at)++ = *v;
+		}
+		**at = '\0';
+		n = snprintf(*at, end - *at, "\"");
+	}
+	*at += n > 0 ? (n < end - *at ? n : end - *at - 1) : 0;
+}
+
+static void put(char **at, char *end, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(*at, end - *at, fmt, ap);
+	va_end(ap);
+	*at += n > 0 ? (n < end - *at ? n : end - *at - 1) : 0;
+}
+
+static void put_path(char **at, char *end, const struct bw_file_rule *f)
+{
+	char p[BW_RULE_PATH_MAX + 8];
+
+	if (f->subtree)
+		snprintf(p, sizeof(p), "%s/**", strcmp(f->path, "/") ? f->path : "");
+	else
+		snprintf(p, sizeof(p), "%s%s", f->path, f->name_prefix ? "*" : "");
+	put_value(at, end, p);
+}
+
+static void put_endpoint(char **at, char *end, const struct bw_net_rule *n)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (n->localhost) {
+		put(at, end, "localhost");
+	} else if (!n->family) {
+		put(at, end, "*");
+	} else if (n->family == 4) {
+		inet_ntop(AF_INET, n->addr, a, sizeof(a));
+		put(at, end, n->prefixlen < 32 ? "%s/%d" : "%s", a, n->prefixlen);
+	} else {
+		inet_ntop(AF_INET6, n->addr, a, sizeof(a));
+		put(at, end, n->prefixlen < 128 ? "[%s/%d]" : "[%s]", a, n->prefixlen);
+	}
+	if (n->port_lo == 0 && n->port_hi == 65535)
+		put(at, end, ":*");
+	else if (n->port_lo == n->port_hi)
+		put(at, end, ":%u", n->port_lo);
+	else
+		put(at, end, ":%u-%u", n->port_lo, n->port_hi);
+}
+
+int bw_rule_format(const struct bw_rule *r, bool with_name, char *buf, size_t len)
+{
+	static const char *const perms[] = {"", "r", "w", "rw"};
+	static const char *const ops[] = {"", "connect", "bind", "raw", "admin"};
+	static const char *const protos[] = {"", "tcp", "udp", "unix"};
+	char *at = buf, *end = buf + len;
+	size_t n;
+
+	if (!buf || !len)
+		return -ENOSPC;
+	buf[0] = '\0';
+	put(&at, end, "%s ", bw_verdict_name(r->verdict));
+	switch (r->cat) {
+	case BW_CAT_FILE:
+		put(&at, end, "file %s ", perms[r->file.access & 3]);
+		put_path(&at, end, &r->file);
+		break;
+	case BW_CAT_EXEC:
+		if (r->file.memfd) {
+			put(&at, end, "exec memfd");
+			break;
+		}
+		put(&at, end, r->file.access == BW_ACC_M ? "exec lib " : "exec ");
+		put_path(&at, end, &r->file);
+		break;
+	case BW_CAT_NET:
+		put(&at, end, "net %s", ops[(unsigned)r->net.op < 5 ? r->net.op : 0]);
+		if (r->net.op == BW_NET_RAW || r->net.op == BW_NET_ADMIN)
+			break;
+		put(&at, end, " %s ", protos[(unsigned)r->net.proto < 4 ? r->net.proto : 0]);
+		if (r->net.proto != BW_NET_UNIX) {
+			put_endpoint(&at, end, &r->net);
+		} else if (r->net.unix_abstract) {
+			char a[BW_UNIX_PATH_MAX + 2];
+
+			snprintf(a, sizeof(a), "@%s", r->net.unix_path);
+			put_value(&at, end, a);
+		} else {
+			put_value(&at, end, r->net.unix_path);
+		}
+		break;
+	default:
+		put(&at, end, "%s", bw_ns_name(r->ns.what) ? bw_ns_name(r->ns.what) : "?");
+		break;
+	}
+	if (with_name && r->name)
+		put(&at, end, " as %s", r->name);
+	n = (size_t)(at - buf);
+	return n + 1 < len ? (int)n : -ENOSPC;
 }

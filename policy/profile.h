@@ -127,6 +127,15 @@ static inline unsigned bw_rule_slots(const struct bw_rule *r)
  */
 uint64_t bw_rule_id(const struct bw_rule *r);
 
+/*
+ * The rule as a profile line in canonical form ("allow file rw /srv/data",
+ * "deny net connect tcp 10.0.0.0/8:443", quoting a path that needs it),
+ * with its ` as NAME` when with_name. Parsed again it gives the same rule.
+ * Returns the length, or -ENOSPC when buf was too small (it then holds a
+ * cut, terminated string).
+ */
+int bw_rule_format(const struct bw_rule *r, bool with_name, char *buf, size_t len);
+
 /* "mount", "chroot", "userns" for BW_NS_*; NULL for anything else. */
 const char *bw_ns_name(unsigned what);
 

@@ -156,7 +156,7 @@ struct bw_command {
 
 extern const struct bw_command bw_cmd_run, bw_cmd_attach, bw_cmd_detach, bw_cmd_mode, bw_cmd_learn,
     bw_cmd_audit, bw_cmd_status, bw_cmd_check, bw_cmd_reset, bw_cmd_daemon, bw_cmd_selftest,
-    bw_cmd_upgrade;
+    bw_cmd_upgrade, bw_cmd_diff;
 
 /*
  * Parse argv (argv[0] is the command's name) with the command's argp and

@@ -33,6 +33,7 @@ COMMANDS = {
     "audit": ["--all", "--duration", "--profile", "--log"],
     "status": ["--json"],
     "check": ["--explain"],
+    "diff": [],
     "reset": [],
     "daemon": ["--policy-dir", "--log", "--metrics-addr", "--socket", "--runtime-state",
                "--per-pod-metrics", "--bpf-stats"],
@@ -615,6 +616,37 @@ def test_daemon_tells_the_service_manager():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def test_explain_and_diff():
+    """check --explain and diff as a reviewer runs them: the deciding rule
+    quoted from the file, and diff's statuses as diff(1)'s."""
+    work = tempfile.mkdtemp(prefix="bw-review-")
+    try:
+        old, new = work + "/old.profile", work + "/new.profile"
+        with open(old, "w") as f:
+            f.write("profile web\ndefault deny\nallow file r /srv/www/**\n")
+        with open(new, "w") as f:
+            f.write("profile web\ndefault deny\n# wider\nallow file r /srv/** as content\n")
+        r = subprocess.run([BW, "check", new, "--explain", "/srv/www/index.html"],
+                           capture_output=True, text=True)
+        check_eq(r.returncode, 0, "check --explain's status (%s)" % r.stderr)
+        check("  file r     allow by %s:4: allow file r /srv/** as content\n" % new in r.stdout,
+              "the deciding rule, quoted: %r" % r.stdout)
+        check("  file w     deny  by default (%s:2: default deny)\n" % new in r.stdout,
+              "the default, quoted: %r" % r.stdout)
+        r = subprocess.run([BW, "diff", old, old], capture_output=True, text=True)
+        check_eq((r.returncode, r.stdout.count("\n")), (0, 2), "diff of a profile with itself")
+        r = subprocess.run([BW, "diff", old, new], capture_output=True, text=True)
+        check_eq(r.returncode, 1, "diff's status when they differ")
+        check_eq(r.stdout.splitlines()[2:],
+                 ["> %s:4: allow file r /srv/** as content (was %s:3: allow file r /srv/www/**)"
+                  % (new, old)], "the difference")
+        r = subprocess.run([BW, "diff", old, work + "/none"], capture_output=True, text=True)
+        check_eq((r.returncode, r.stdout), (2, ""), "diff with a missing profile")
+        check("none: No such file or directory" in r.stderr, "why: %r" % r.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 TESTS = [
     test_help_and_usage_of_every_command,
     test_bad_numbers_and_missing_options,
@@ -625,6 +657,7 @@ TESTS = [
     test_metrics_clients_cannot_hold_the_hook,
     test_status_json_names_profiles,
     test_daemon_tells_the_service_manager,
+    test_explain_and_diff,
 ]
 
 if __name__ == "__main__":

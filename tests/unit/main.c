@@ -21,6 +21,7 @@ static Suite *(*const suites[])(void) = {
     event_line_suite,  hook_suite,
     positions_suite,   libdir_suite,
     view_suite,	       explain_suite,
+    diff_suite,
 };
 
 int main(void)

@@ -27,6 +27,7 @@ Suite *positions_suite(void);
 Suite *libdir_suite(void);
 Suite *view_suite(void);
 Suite *explain_suite(void);
+Suite *diff_suite(void);
 
 /* tests/unit/tmpdir.c: a scratch directory ($TMPDIR/name-XXXXXX), removed with its files. */
 void bw_test_tmpdir(char *dir, size_t len, const char *name);
