@@ -101,6 +101,13 @@ if command -v systemd-analyze >/dev/null; then
 		cat "$tmp/s"
 		fail "systemd-analyze verify deploy/systemd/bpfwarden.service"
 	fi
+	# The hardening: an exposure of at most 4.0 (what the unit's comments claim).
+	if systemd-analyze security --offline=yes --threshold=40 "$tmp/bpfwarden.service" >"$tmp/s" 2>&1; then
+		ok "systemd-analyze security: $(grep -o 'exposure level.*' "$tmp/s")"
+	else
+		tail -3 "$tmp/s"
+		fail "systemd-analyze security: over 4.0"
+	fi
 else
 	skip "deploy/systemd/bpfwarden.service: no systemd-analyze here"
 fi

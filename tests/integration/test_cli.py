@@ -647,6 +647,68 @@ def test_explain_and_diff():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def unit_capabilities():
+    """The unit's CapabilityBoundingSet, as setpriv names them."""
+    with open(os.path.join(REPO, "deploy/systemd/bpfwarden.service")) as f:
+        for line in f:
+            if line.startswith("CapabilityBoundingSet="):
+                return [c[4:].lower() for c in line.split("=", 1)[1].split()]
+    raise AssertionError("the unit has no CapabilityBoundingSet=")
+
+
+def test_daemon_works_with_the_units_capabilities():
+    """The daemon under the systemd unit's capability bounding set, from a
+    reset (every program loaded again): it loads a profile (file rules where
+    BPF LSM runs), says it is ready, answers the hook and stops cleanly."""
+    if not shutil.which("setpriv"):
+        skip("setpriv (util-linux) is not installed: no way to bound the capabilities")
+    caps = unit_capabilities()
+    check("sys_admin" not in caps and "bpf" in caps, "the unit's set: %r" % caps)
+    check_eq(bw("reset").returncode, 0, "reset, so that everything must be loaded")
+    work = tempfile.mkdtemp(prefix="bw-unitcaps-")
+    addr = work + "/notify"
+    mgr = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    mgr.bind(addr)
+    policy, log = work + "/policy", work + "/daemon.log"
+    os.makedirs(policy)
+    rules = "deny file r /etc/shadow\n" if lsm_active() else "deny net connect tcp 10.9.9.9:1\n"
+    with open(policy + "/caps.profile", "w") as f:
+        f.write("profile unitcaps\ndefault allow\n%smatch cgroup=bwtest-nothing-*\n" % rules)
+    bounding = "-all," + ",".join("+" + c for c in caps)
+    d = subprocess.Popen(["setpriv", "--inh-caps=-all", "--bounding-set=" + bounding, "--", BW,
+                          "daemon", "--policy-dir", policy, "--log", log, "--socket",
+                          work + "/hook.sock"], env=dict(os.environ, NOTIFY_SOCKET=addr),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        mgr.settimeout(1)
+        first, deadline = "", time.monotonic() + 180
+        while not first and d.poll() is None and time.monotonic() < deadline:
+            try:
+                first = mgr.recv(4096).decode()
+            except socket.timeout:
+                pass
+        check(first.startswith("READY=1\n"),
+              "the daemon's first notification: %r (exit %s: %s)"
+              % (first, d.poll(), d.stderr.read() if d.poll() is not None else ""))
+        with open("/proc/%d/status" % d.pid) as f:
+            eff = [line for line in f if line.startswith("CapBnd:")][0]
+        check(int(eff.split()[1], 16) & (1 << 21) == 0, "CAP_SYS_ADMIN is out of its set: " + eff)
+        with open(log) as f:
+            text = f.read()
+        check("profile unitcaps loaded" in text and "not loaded" not in text,
+              "the profile loaded: %s" % text)
+        ans, _ = hook_answer(work + "/hook.sock")
+        check(ans.startswith("fail"), "the hook's answer: %r" % ans)
+        d.send_signal(signal.SIGTERM)
+        check_eq(d.wait(timeout=60), 0, "the exit status (%s)" % d.stderr.read())
+    finally:
+        if d.poll() is None:
+            d.terminate()
+            d.wait(timeout=60)
+        mgr.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 TESTS = [
     test_help_and_usage_of_every_command,
     test_bad_numbers_and_missing_options,
@@ -658,6 +720,7 @@ TESTS = [
     test_status_json_names_profiles,
     test_daemon_tells_the_service_manager,
     test_explain_and_diff,
+    test_daemon_works_with_the_units_capabilities,
 ]
 
 if __name__ == "__main__":
