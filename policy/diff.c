@@ -19,7 +19,7 @@
 
 struct side {
 	const struct bw_profile *p;
-	char (*text)[BW_RULE_PATH_MAX + 128];
+	char (*text)[BW_RULE_TEXT_MAX];
 	size_t *order; /* rule indexes sorted by text */
 	long *peer;    /* the other side's rule it matched or pairs with, -1 */
 	char *kind;    /* 0, '=', '>', '<' */
@@ -202,7 +202,7 @@ static int settings(FILE *out, const struct bw_profile *a, const struct bw_profi
 static void rule_at(FILE *out, const struct side *s, size_t i)
 {
 	const struct bw_rule *r = &s->p->rules[i];
-	char o[512], t[BW_RULE_PATH_MAX + 192];
+	char o[512], t[BW_RULE_TEXT_MAX];
 
 	origin(o, sizeof(o), &r->origin);
 	bw_rule_format(r, true, t, sizeof(t));

@@ -300,7 +300,7 @@ static void put(char **at, char *end, const char *fmt, ...)
 
 static void put_path(char **at, char *end, const struct bw_file_rule *f)
 {
-	char p[BW_RULE_PATH_MAX + 8];
+	char p[BW_RULE_PATH_MAX + 8]; /* the path, its slash-stars or star */
 
 	if (f->subtree)
 		snprintf(p, sizeof(p), "%s/**", strcmp(f->path, "/") ? f->path : "");

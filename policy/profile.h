@@ -135,6 +135,8 @@ uint64_t bw_rule_id(const struct bw_rule *r);
  * cut, terminated string).
  */
 int bw_rule_format(const struct bw_rule *r, bool with_name, char *buf, size_t len);
+/* Room for any rule's canonical text: a path of escaped quotes and backslashes, a name. */
+#define BW_RULE_TEXT_MAX (2 * BW_RULE_PATH_MAX + 128)
 
 /* "mount", "chroot", "userns" for BW_NS_*; NULL for anything else. */
 const char *bw_ns_name(unsigned what);

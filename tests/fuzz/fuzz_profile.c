@@ -19,6 +19,7 @@
 #include "compile.h"
 #include "path.h"
 #include "pins.h"
+#include "diff.h"
 #include "profile.h"
 
 #define FUZZ_LIBDIR "tests/fuzz/lib"
@@ -228,6 +229,32 @@ static void compile(const struct bw_profile *p)
 	require(!c.files && !c.execs && !c.nets && !c.unixes && !c.pins);
 }
 
+/*
+ * Each rule's canonical text (what `bpfwarden diff` compares and prints)
+ * parses back to the same rule: the same identity, and the same text again.
+ * The first 64 rules: each is a parse of its own.
+ */
+static void check_format(const struct bw_profile *p)
+{
+	static char text[BW_RULE_TEXT_MAX], again[BW_RULE_TEXT_MAX], prof[BW_RULE_TEXT_MAX + 16];
+
+	for (size_t i = 0; i < p->nrules && i < 64; i++) {
+		struct bw_diags d = {0};
+		struct bw_profile *q = NULL;
+		int n = bw_rule_format(&p->rules[i], true, text, sizeof(text));
+
+		require(n > 0);
+		n = snprintf(prof, sizeof(prof), "profile f\n%s\n", text);
+		require(bw_profile_parse_string("f", prof, (size_t)n, NULL, &q, &d) == 0);
+		require(q->nrules == 1 && bw_rule_id(&q->rules[0]) == bw_rule_id(&p->rules[i]));
+		require(bw_rule_format(&q->rules[0], true, again, sizeof(again)) > 0);
+		require(!strcmp(text, again));
+		require(bw_rule_covers(&q->rules[0], &p->rules[i]));
+		bw_profile_free(q);
+		bw_diags_free(&d);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bw_diags d = {0};
@@ -244,6 +271,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	require((err == 0) == (d.nerrors == 0));
 	if (p) {
 		check_profile(p);
+		check_format(p);
 		for (size_t i = 0; i < p->nrules; i++)
 			require(bw_origin_format(&p->rules[i].origin, buf, sizeof(buf)) != -EINVAL);
 		compile(p);

@@ -70,6 +70,29 @@ START_TEST(format_round_trip)
 		bw_profile_free(p);
 		bw_profile_free(q);
 	}
+	/* The longest path, every byte of it escaped, fits BW_RULE_TEXT_MAX. */
+	{
+		char path[BW_RULE_PATH_MAX + 1], esc[2 * BW_RULE_PATH_MAX + 1],
+		    big[BW_RULE_TEXT_MAX];
+		char prof[BW_RULE_TEXT_MAX + 64];
+		struct bw_profile *p;
+		size_t k = 0;
+
+		path[0] = '/';
+		memset(path + 1, '"', BW_RULE_PATH_MAX - 1);
+		path[BW_RULE_PATH_MAX] = '\0';
+		for (size_t i = 0; path[i]; i++) {
+			if (path[i] == '"')
+				esc[k++] = '\\';
+			esc[k++] = path[i];
+		}
+		esc[k] = '\0';
+		snprintf(prof, sizeof(prof), "profile p\ndeny file rw \"%s\" as n\n", esc);
+		p = parse("t", prof);
+		ck_assert_int_gt(bw_rule_format(&p->rules[0], true, big, sizeof(big)), 0);
+		ck_assert_str_eq(strchr(prof, '\n') + 1, strcat(big, "\n"));
+		bw_profile_free(p);
+	}
 	/* Normalised as parsed; a v4-mapped address is IPv4; no name unless asked. */
 	{
 		struct bw_profile *p =
