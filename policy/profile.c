@@ -221,7 +221,7 @@ uint64_t bw_rule_id(const struct bw_rule *r)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
-	/* The category first, so that no name hashes like an unnamed rule. */
+	/* A value no category has leads, so that no name hashes like a rule's content. */
 	if (r->name) {
 		FNV_NUM(h, BW_CAT_NS + 1);
 		FNV_STR(h, r->name);
@@ -264,29 +264,6 @@ const char *bw_ns_name(unsigned what)
 	return what < BW_NS_COUNT ? ns_names[what] : NULL;
 }
 
-/* A value as the lexer reads it back: bare if it can be, else quoted with \" and \\. */
-static void put_value(char **at, char *end, const char *v)
-{
-	bool bare = v[0] && v[0] != '#' && !strpbrk(v, " \t\r\v\f\"\\");
-	int n;
-
-	if (bare) {
-		n = snprintf(*at, end - *at, "%s", v);
-	} else {
-		n = snprintf(*at, end - *at, "\"");
-		*at += n > 0 && n < end - *at ? n : 0;
-		for (; *v && *at < end - 1; v++) {
-			if (*v == '"' || *v == '\\')
-				*(*at)++ = '\\';
-			if (*at < end - 1)
-				*(*at)++ = *v;
-		}
-		**at = '\0';
-		n = snprintf(*at, end - *at, "\"");
-	}
-	*at += n > 0 ? (n < end - *at ? n : end - *at - 1) : 0;
-}
-
 static void put(char **at, char *end, const char *fmt, ...)
 {
 	va_list ap;
@@ -296,6 +273,19 @@ static void put(char **at, char *end, const char *fmt, ...)
 	n = vsnprintf(*at, end - *at, fmt, ap);
 	va_end(ap);
 	*at += n > 0 ? (n < end - *at ? n : end - *at - 1) : 0;
+}
+
+/* A value as the lexer reads it back: bare if it can be, else quoted with \" and \\. */
+static void put_value(char **at, char *end, const char *v)
+{
+	if (v[0] && v[0] != '#' && !strpbrk(v, " \t\r\v\f\"\\")) {
+		put(at, end, "%s", v);
+		return;
+	}
+	put(at, end, "\"");
+	for (; *v; v++)
+		put(at, end, *v == '"' || *v == '\\' ? "\\%c" : "%c", *v);
+	put(at, end, "\"");
 }
 
 static void put_path(char **at, char *end, const struct bw_file_rule *f)
