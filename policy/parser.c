@@ -795,6 +795,18 @@ static int st_include(struct fctx *fc, const struct bw_token *kw)
 		error_at(fc, &name, "empty include name");
 		return 0;
 	}
+	if (fc->top) {
+		struct bw_profile *p = fc->ps->p;
+		char **nv = realloc(p->includes, (p->nincludes + 1) * sizeof(*nv));
+
+		if (nv)
+			p->includes = nv;
+		if (!nv || !(nv[p->nincludes] = strndup(name.s, name.len))) {
+			fc->ps->err = -ENOMEM;
+			return -1;
+		}
+		p->nincludes++;
+	}
 	bw_include(fc->ps, fc->file, &name, name.s, name.len);
 	return 0;
 }

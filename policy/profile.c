@@ -50,6 +50,9 @@ void bw_profile_free(struct bw_profile *p)
 		free(p->matches[i].container);
 	}
 	free(p->matches);
+	for (size_t i = 0; i < p->nincludes; i++)
+		free(p->includes[i]);
+	free(p->includes);
 	for (size_t i = 0; i < p->nfiles; i++)
 		free(p->files[i]);
 	free(p->files);

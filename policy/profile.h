@@ -167,6 +167,10 @@ struct bw_profile {
 	size_t nrules;
 	struct bw_match *matches;
 	size_t nmatches;
+	/* The top-level file's `include` names as written, in order (not those of included files).
+	 */
+	char **includes;
+	size_t nincludes;
 	char **files; /* every file read (top level first); origins point here */
 	size_t nfiles;
 };
