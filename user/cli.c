@@ -82,6 +82,9 @@ error_t bw_parse_opt(int key, char *arg, struct argp_state *st)
 	case 'o':
 		o->output = arg;
 		break;
+	case BW_KEY_NAME:
+		o->name = arg;
+		break;
 	case 'c':
 		o->cgroup = arg;
 		break;

@@ -30,6 +30,7 @@ struct bw_opts {
 	bool json;	      /* status: one JSON object */
 	const char **explain; /* check: the objects to explain */
 	int nexplain;
+	const char *name;      /* profile merge: the merged profile's name */
 	long duration;	       /* seconds; 0: not given */
 	unsigned event_rate;   /* BW_DEFAULT_EVENT_RATE unless given; 0: no limit */
 	unsigned min_children; /* 0: the learner's default */
@@ -56,6 +57,7 @@ enum {
 	BW_KEY_REPLACE,
 	BW_KEY_JSON,
 	BW_KEY_EXPLAIN,
+	BW_KEY_NAME,
 };
 
 /* The options, defined once; each command lists the ones it takes. */
@@ -156,7 +158,7 @@ struct bw_command {
 
 extern const struct bw_command bw_cmd_run, bw_cmd_attach, bw_cmd_detach, bw_cmd_mode, bw_cmd_learn,
     bw_cmd_audit, bw_cmd_status, bw_cmd_check, bw_cmd_reset, bw_cmd_daemon, bw_cmd_selftest,
-    bw_cmd_upgrade, bw_cmd_diff;
+    bw_cmd_upgrade, bw_cmd_diff, bw_cmd_profile;
 
 /*
  * Parse argv (argv[0] is the command's name) with the command's argp and

@@ -190,6 +190,7 @@ static void learn_options(const struct bw_opts *o)
 static int learn_all(struct bw_opts *o, const char *outdir)
 {
 	struct all_ctx a = {};
+	struct bw_profile *start = NULL;
 	struct bw_loop loop = {.duration = o->duration, .child_fd = -1};
 	struct bw_session s;
 	char root[PATH_MAX], self[PATH_MAX], skip[PATH_MAX + 16], line[PATH_MAX + 128];
@@ -245,10 +246,15 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 	if (tty)
 		fprintf(stderr, "\n");
 	bw_events_agent(&s.ev, learn_end(ret));
+	if (o->profile) {
+		start = s.profile; /* each cgroup's profile starts from it */
+		s.profile = NULL;
+	}
 	bw_session_end(&s);
 
 	/* The summary: per cgroup, what it did that no rule allowed (learn events). */
 	learn_options(o);
+	bw_learn_tell_widenings = false; /* one list per cgroup would bury the table */
 	printf("%-40s %-24s %7s %8s %7s %7s %7s  %s\n", "cgroup", "what", "files", "programs",
 	       "network", "objects", "denials", outdir ? "profile" : "");
 	for (i = 0; i < a.n; i++) {
@@ -258,7 +264,8 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 		if (outdir) {
 			profile_file_name(c->path, name, sizeof(name));
 			snprintf(file, sizeof(file), "%s/%s.profile", outdir, name);
-			if (bw_learn_save(c->set, file, name))
+			if (bw_learn_save(c->set, file, name,
+					  (const struct bw_profile *const *)&start, start ? 1 : 0))
 				failed = 1;
 		}
 		char unit[128];
@@ -272,6 +279,7 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 	printf("%lu learn events, %zu cgroups, %llu lost\n", a.events, a.n,
 	       (unsigned long long)s.ev.lost);
 	free(a.v);
+	bw_profile_free(start);
 	return failed;
 }
 
@@ -279,6 +287,7 @@ static int learn(struct bw_opts *o)
 {
 	struct bw_loop loop = {.duration = o->duration, .child_fd = -1, .watch = true};
 	struct bw_learn_set *set;
+	struct bw_profile *start = NULL;
 	struct bw_session s;
 	char cgdir[PATH_MAX];
 	int ret;
@@ -305,9 +314,16 @@ static int learn(struct bw_opts *o)
 	s.ev.on_learn = bw_learn_event;
 	s.ev.learn_ctx = set;
 	bw_events_agent(&s.ev, learn_end(bw_session_loop(&s, &loop)));
+	/* Learning from an operator's profile: kept, the learned one starts from it. */
+	if (o->profile) {
+		start = s.profile;
+		s.profile = NULL;
+	}
 	bw_session_end(&s);
 	learn_options(o);
-	ret = bw_learn_save(set, o->output, bw_cgroup_rel(cgdir));
+	ret = bw_learn_save(set, o->output, start ? NULL : bw_cgroup_rel(cgdir),
+			    (const struct bw_profile *const *)&start, start ? 1 : 0);
+	bw_profile_free(start);
 	bw_info("learned %zu distinct objects from %llu accesses", bw_learn_count(set),
 		(unsigned long long)bw_learn_events(set));
 	bw_learn_free(set);

@@ -208,6 +208,7 @@ static int inherited_doors(struct bw_session *s)
 static int run(struct bw_opts *o)
 {
 	struct bw_learn_set *learned = NULL;
+	struct bw_profile *start = NULL;
 	struct bw_session s;
 	struct bw_loop loop = {.child_fd = -1};
 	char cgdir[PATH_MAX], **argv = o->args;
@@ -255,6 +256,11 @@ static int run(struct bw_opts *o)
 							     : 1;
 	}
 	empty_cgroup(cgdir);
+	/* Learning from an operator's profile: kept, the learned one starts from it. */
+	if (learned && o->profile) {
+		start = s.profile;
+		s.profile = NULL;
+	}
 	/* Ends with a drain: what the last processes did is logged before the slot goes. */
 	bw_session_end(&s);
 	/* Throttled events are counted, not lost to the ring buffer: told apart. */
@@ -271,11 +277,14 @@ static int run(struct bw_opts *o)
 		bw_learn_min_children = o->min_children;
 		bw_learn_flags = o->learn_flags;
 		if (bw_learn_save(learned, o->output,
-				  bw_learn_command_name(argv) ? bw_learn_command_name(argv)
-							      : argv[0]))
+				  start				? NULL
+				  : bw_learn_command_name(argv) ? bw_learn_command_name(argv)
+								: argv[0],
+				  (const struct bw_profile *const *)&start, start ? 1 : 0))
 			exit_code = exit_code ? exit_code : BW_EXIT_RUN_FAILED;
 		bw_learn_free(learned);
 	}
+	bw_profile_free(start);
 	return exit_code;
 }
 

@@ -8,9 +8,9 @@
 #include "version.h"
 
 static const struct bw_command *const commands[] = {
-    &bw_cmd_run,      &bw_cmd_attach,  &bw_cmd_detach, &bw_cmd_mode, &bw_cmd_learn,
-    &bw_cmd_audit,    &bw_cmd_status,  &bw_cmd_check,  &bw_cmd_diff, &bw_cmd_reset,
-    &bw_cmd_selftest, &bw_cmd_upgrade, &bw_cmd_daemon,
+    &bw_cmd_run,     &bw_cmd_attach,   &bw_cmd_detach,	&bw_cmd_mode,	&bw_cmd_learn,
+    &bw_cmd_audit,   &bw_cmd_status,   &bw_cmd_check,	&bw_cmd_diff,	&bw_cmd_reset,
+    &bw_cmd_profile, &bw_cmd_selftest, &bw_cmd_upgrade, &bw_cmd_daemon,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -34,6 +34,7 @@ COMMANDS = {
     "status": ["--json"],
     "check": ["--explain"],
     "diff": [],
+    "profile": ["--output", "--name", "--min-children", "--exact"],
     "reset": [],
     "daemon": ["--policy-dir", "--log", "--metrics-addr", "--socket", "--runtime-state",
                "--per-pod-metrics", "--bpf-stats"],
@@ -62,15 +63,15 @@ def test_help_and_usage_of_every_command():
     for name, options in COMMANDS.items():
         check(re.search(r"^  %s +\S" % name, top.stdout, re.M),
               "the command list has %s with its summary:\n%s" % (name, top.stdout))
-        r = bw(name, "--help")
+        r = bw(*name.split(), "--help")
         check_eq(r.returncode, 0, "%s --help status (%s)" % (name, r.stderr))
         check(r.stdout.startswith("Usage: bpfwarden %s " % name), "%s --help:\n%s" % (name, r.stdout))
         for opt in options + ["--verbose", "--help", "--usage"]:
             check(opt in r.stdout, "%s --help names %s:\n%s" % (name, opt, r.stdout))
-        u = bw(name, "--usage")
+        u = bw(*name.split(), "--usage")
         check_eq(u.returncode, 0, "%s --usage status" % name)
         check(u.stdout.startswith("Usage: bpfwarden %s [-" % name), "%s --usage:\n%s" % (name, u.stdout))
-        bad = bw(name, "--no-such-option")
+        bad = bw(*name.split(), "--no-such-option")
         check_eq(bad.returncode, 125 if name == "run" else 2, "%s with a bad option" % name)
         check("unrecognized option '--no-such-option'" in bad.stderr
               and "Try `bpfwarden %s --help'" % name in bad.stderr, "%s: %s" % (name, bad.stderr))
@@ -647,6 +648,83 @@ def test_explain_and_diff():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def test_profile_merge_and_diff():
+    """profile merge as an operator runs it on the profiles of two learn runs: written
+    and valid; inputs whose settings disagree, or one that does not load, refused with
+    nothing written; profile diff is diff."""
+    work = tempfile.mkdtemp(prefix="bw-merge-")
+    try:
+        a, b, c, out = (work + "/" + n for n in ("a.profile", "b.profile", "c.profile", "m.profile"))
+        with open(a, "w") as f:
+            f.write("profile web\ndefault deny\n" + "".join(
+                "# seen 2 times, by /usr/sbin/nginx\nallow file r /srv/www/%d.html\n" % i
+                for i in range(4)))
+        with open(b, "w") as f:
+            f.write("profile web-2\ndefault deny\n" + "".join(
+                "allow file r /srv/www/%d.html\n" % i for i in range(4, 8)))
+        with open(c, "w") as f:
+            f.write("profile web\ndefault deny file\ndefault allow exec\ndefault deny net\n")
+        r = subprocess.run([BW, "profile", "merge", a, b, "-o", out], capture_output=True,
+                           text=True)
+        check_eq(r.returncode, 0, "merge status (%s)" % r.stderr)
+        text = open(out).read()
+        check("\nprofile web\n" in text and "\nallow file r /srv/www/**\n" in text,
+              "merged, generalised over both:\n" + text)
+        check_eq(subprocess.run([BW, "check", out], capture_output=True).returncode, 0,
+                 "the merged profile checks")
+        r = subprocess.run([BW, "profile", "merge", a, b, "-o", out, "--name", "site"],
+                           capture_output=True, text=True)
+        check("\nprofile site\n" in open(out).read(), "--name: " + r.stderr)
+        os.unlink(out)
+        r = subprocess.run([BW, "profile", "merge", a, c, "-o", out], capture_output=True,
+                           text=True)
+        check_eq(r.returncode, 1, "merge of profiles whose defaults disagree")
+        check("default allow exec, where %s has default deny exec" % a in r.stderr, r.stderr)
+        r = subprocess.run([BW, "profile", "merge", a, work + "/none", "-o", out],
+                           capture_output=True, text=True)
+        check_eq(r.returncode, 1, "merge with a missing input")
+        check("none: No such file or directory" in r.stderr, r.stderr)
+        check(not os.path.exists(out), "nothing written when merge failed")
+        r = subprocess.run([BW, "profile", "merge", a], capture_output=True, text=True)
+        check_eq(r.returncode, 2, "merge without --output")
+        r = subprocess.run([BW, "profile", "diff", a, a], capture_output=True, text=True)
+        check_eq((r.returncode, r.stdout.count("\n")), (0, 2), "profile diff of a profile with itself")
+        r = subprocess.run([BW, "profile", "diff", a, b], capture_output=True, text=True)
+        check_eq(r.returncode, 1, "profile diff's status when they differ")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_learning_from_a_network_only_profile():
+    """learn from a START that governs the network only keeps its defaults, so the
+    result loads where START does (the host here has no BPF LSM) and allows the new
+    endpoint the run used."""
+    work = tempfile.mkdtemp(prefix="bw-start-")
+    try:
+        start, out = work + "/net.profile", work + "/learned.profile"
+        with open(start, "w") as f:
+            f.write("profile netonly\n" + NET_ONLY)
+        probe = ("import socket, sys\nfor p in sys.argv[1:]:\n    s = socket.socket()\n"
+                 "    try:\n        s.connect(('127.0.0.1', int(p)))\n"
+                 "    except OSError as e:\n        print(p, e.errno)\n")
+        cmd = ["/usr/bin/python3", "-c", probe, "9", "19998"]
+        r = subprocess.run([BW, "run", "--mode", "learn", "--profile", start, "--output", out,
+                            "--log", work + "/learn.log", "--"] + cmd,
+                           capture_output=True, text=True, timeout=120)
+        check_eq(r.returncode, 0, "learning run (%s)" % r.stderr)
+        lines = open(out).read().splitlines()
+        for want in ("profile netonly", "default allow file", "default allow exec",
+                     "allow net connect tcp 127.0.0.1:9", "allow net connect tcp 127.0.0.1:19998"):
+            check(want in lines, "%r in the learned profile:\n%s" % (want, "\n".join(lines)))
+        r = subprocess.run([BW, "run", "--profile", out, "--log", work + "/run.log", "--"] + cmd,
+                           capture_output=True, text=True, timeout=120)
+        check_eq((r.returncode, sorted(r.stdout.split())), (0, ["111", "111", "19998", "9"]),
+                 "enforced: both connects reach the kernel (refused by no listener, not by "
+                 "us): %s" % r.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def unit_capabilities():
     """The unit's CapabilityBoundingSet, as setpriv names them."""
     with open(os.path.join(REPO, "deploy/systemd/bpfwarden.service")) as f:
@@ -720,6 +798,8 @@ TESTS = [
     test_status_json_names_profiles,
     test_daemon_tells_the_service_manager,
     test_explain_and_diff,
+    test_profile_merge_and_diff,
+    test_learning_from_a_network_only_profile,
     test_daemon_works_with_the_units_capabilities,
 ]
 

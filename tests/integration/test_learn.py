@@ -245,6 +245,78 @@ def objects(evs, kind):
     return sorted(set(got) if kind == "audit" else got)
 
 
+def learn_reads(out, paths, extra=(), want_rc=0):
+    """Learn fsop reading each path; returns what each read gave and the profile's text.
+    fsop's status is its last operation's errno."""
+    from bwtest import FSOP
+    r = subprocess.run([BW, "run", "--mode", "learn", "--output", out, "--log", out + ".log"]
+                       + list(extra) + ["--", FSOP, "-"],
+                       input="".join("read %s\n" % p for p in paths), capture_output=True,
+                       text=True, timeout=120)
+    check_eq(r.returncode, want_rc, "learning run (stdout %s, stderr %s)" % (r.stdout, r.stderr))
+    return r.stdout.splitlines(), open(out).read()
+
+
+def test_merge_two_halves_of_a_workload():
+    """Two learn runs, each reading half of a site's pages (5, under the fan-out
+    threshold of 8): `profile merge` generalises over both, so the whole workload and
+    a page added later run with no denial, while a file elsewhere is still refused."""
+    from bwtest import fsops
+    site = S + "/site"
+    pages = ["%s/page%d.html" % (site, i) for i in range(10)]
+    for p in pages + [site + "/later.html", S + "/elsewhere.txt"]:
+        write(p, "x\n")
+    halves = (S + "/half-a.profile", S + "/half-b.profile")
+    for out, part in zip(halves, (pages[:5], pages[5:])):
+        _, text = learn_reads(out, part)
+        check(site + "/**" not in text, "one half alone generalised:\n" + text)
+    merged = S + "/site.profile"
+    m = subprocess.run([BW, "profile", "merge", halves[0], halves[1], "-o", merged],
+                       capture_output=True, text=True)
+    check_eq(m.returncode, 0, "profile merge: " + m.stderr)
+    check("rules allow more than was seen" in m.stderr
+          and "\n  allow file r %s/**\n    generalised from 10 learned files" % site in m.stderr,
+          "the widening listed for review: " + m.stderr)
+    text = open(merged).read()
+    check("allow file r %s/**" % site in rules(text), "merged:\n" + text)
+    c = subprocess.run([BW, "check", merged], capture_output=True, text=True)
+    check_eq(c.returncode, 0, "check of the merged profile: " + c.stderr)
+    cases = [("read", p) for p in pages + [site + "/later.html", S + "/elsewhere.txt"]]
+    r, got = fsops(merged, cases)
+    check_eq(got, ["OK"] * 11 + ["ERR EACCES"], "reads under the merged profile")
+    check_eq([e.get("path") for e in denials(r.events)], [S + "/elsewhere.txt"], "denials")
+
+
+def test_learning_starts_from_the_operators_profile():
+    """`run --mode learn --profile START`: START's name, deny rule and allow rule are
+    kept as written, its deny still blocks while learning, and only what was used
+    beyond START is added; enforced, the result reads what was used and nothing else."""
+    from bwtest import fsops
+    d = S + "/start"
+    for n in ("a.txt", "b.txt", "secret.txt", "other.txt"):
+        write("%s/%s" % (d, n), n + "\n")
+    start = S + "/start.profile"
+    write(start, "profile web-start\ndefault deny\nallow file r %s/a.txt\n"
+          "deny file r %s/secret.txt as no-secrets\n" % (d, d))
+    out = S + "/started.profile"
+    got, text = learn_reads(out, ["%s/%s" % (d, n) for n in ("a.txt", "b.txt", "secret.txt")],
+                            extra=["--profile", start], want_rc=13)
+    check_eq(got, ["OK", "OK", "ERR EACCES"], "learning: START's deny still blocks")
+    lines = text.splitlines()
+    check("profile web-start" in lines, "START's name kept:\n" + text)
+    check_eq(lines.count("allow file r %s/a.txt" % d), 1, "START's rule once:\n" + text)
+    check("deny file r %s/secret.txt as no-secrets" % d in lines, "START's deny:\n" + text)
+    check("allow file r %s/b.txt" % d in lines, "what was used beyond START:\n" + text)
+    check(not [l for l in rules(text) if "secret.txt" in l], "the denied file allowed")
+    c = subprocess.run([BW, "check", out], capture_output=True, text=True)
+    check_eq(c.returncode, 0, "check of the learned profile: " + c.stderr)
+    r, got = fsops(out, [("read", "%s/%s" % (d, n))
+                         for n in ("a.txt", "b.txt", "secret.txt", "other.txt")])
+    check_eq(got, ["OK", "OK", "ERR EACCES", "ERR EACCES"], "enforced")
+    check_eq(sorted(e.get("rule_name", "") for e in denials(r.events)), ["", "no-secrets"],
+             "the deny names START's rule")
+
+
 def test_per_run_names_run_again():
     """Python: learned once, the job runs twice more under the profile with new
     PIDs and new temporary names; a variant reaching anything new is refused."""
@@ -421,7 +493,8 @@ TESTS = [test_learn_enforce_round_trip, test_learn_an_existing_cgroup,
          test_learned_once_per_cgroup_with_the_decision_cache,
          test_learn_all_cgroups_of_the_host, test_shell_workload_folds_into_the_shell_abstraction,
          test_per_run_names_run_again, test_per_run_names_run_again_shell,
-         test_keys_never_generalised]
+         test_keys_never_generalised, test_merge_two_halves_of_a_workload,
+         test_learning_starts_from_the_operators_profile]
 
 if __name__ == "__main__":
     sys.exit(main(TESTS, sys.argv))

@@ -17,11 +17,11 @@ static Suite *(*const suites[])(void) = {
     cmd_check_suite,   compile_suite,
     jsonw_suite,       cgroup_suite,
     learn_suite,       learn_generalise_suite,
-    learn_names_suite, pins_suite,
-    event_line_suite,  hook_suite,
-    positions_suite,   libdir_suite,
-    view_suite,	       explain_suite,
-    diff_suite,
+    learn_merge_suite, learn_names_suite,
+    pins_suite,	       event_line_suite,
+    hook_suite,	       positions_suite,
+    libdir_suite,      view_suite,
+    explain_suite,     diff_suite,
 };
 
 int main(void)

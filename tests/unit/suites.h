@@ -19,6 +19,7 @@ Suite *jsonw_suite(void);
 Suite *cgroup_suite(void);
 Suite *learn_suite(void);
 Suite *learn_generalise_suite(void);
+Suite *learn_merge_suite(void);
 Suite *learn_names_suite(void);
 Suite *pins_suite(void);
 Suite *event_line_suite(void);

@@ -198,8 +198,10 @@ const struct bw_learn_fs bw_learn_host_fs = {.mode = host_mode, .list = host_lis
 
 unsigned bw_learn_min_children; /* 0: the writer's default */
 unsigned bw_learn_flags;
+bool bw_learn_tell_widenings = true;
 
-int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
+int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd,
+		  const struct bw_profile *const *bases, size_t nbases)
 {
 	/*
 	 * The shell abstraction allows the shell and every everyday utility: it
@@ -215,8 +217,9 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 		? with_shell
 		: without_shell;
 	struct bw_learn_opts opts = {};
-	char tmp[PATH_MAX], name[65];
-	const char *base = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+	char tmp[PATH_MAX], name[65], *wide = NULL;
+	size_t wlen = 0;
+	const char *base = !cmd ? "" : strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
 	size_t i, n = 0;
 	FILE *f;
 	int ret;
@@ -228,7 +231,9 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	name[n] = '\0';
 	if (!n || !isalnum((unsigned char)name[0]))
 		snprintf(name, sizeof(name), "learned");
-	opts.name = name;
+	opts.name = cmd || !nbases ? name : NULL;
+	opts.bases = bases;
+	opts.nbases = nbases;
 	opts.libdir = bw_profile_libdir();
 	opts.fs = &bw_learn_host_fs;
 	opts.abstractions = abstractions;
@@ -240,7 +245,11 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 		bw_err("cannot write %s: %s", tmp, strerror(errno));
 		return -errno;
 	}
+	if (bw_learn_tell_widenings)
+		opts.widenings = open_memstream(&wide, &wlen);
 	ret = bw_learn_write_profile(set, &opts, f);
+	if (opts.widenings && fclose(opts.widenings) && !ret)
+		ret = -ENOMEM;
 	if (fclose(f) && !ret)
 		ret = -errno;
 	if (!ret && rename(tmp, output))
@@ -248,8 +257,14 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd)
 	if (ret) {
 		bw_err("cannot write the learned profile %s: %s", output, strerror(-ret));
 		unlink(tmp);
+		free(wide);
 		return ret;
 	}
 	bw_info("learned profile written to %s", output);
+	/* What to review first: the rules that allow more than the workload was seen doing. */
+	if (wlen)
+		bw_info("these rules allow more than was seen (review them before enforcing):\n%s",
+			wide);
+	free(wide);
 	return 0;
 }

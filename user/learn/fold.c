@@ -12,8 +12,13 @@
 
 #include "internal.h"
 
-static int load_abstractions(const char *libdir, const char *const *names, size_t n,
-			     struct bw_profile **p, struct bw_compiled *c, char *why, size_t whylen)
+/*
+ * `include` each of names, after the bases' lines (w->base_text) when
+ * with_base: parsed as a file in w->incdir would be, and compiled.
+ */
+static int load_abstractions(const struct bw_wctx *w, bool with_base, const char *const *names,
+			     size_t n, struct bw_profile **p, struct bw_compiled *c, char *why,
+			     size_t whylen)
 {
 	struct bw_diags d = {0};
 	char *text = NULL, *fname = NULL;
@@ -26,6 +31,8 @@ static int load_abstractions(const char *libdir, const char *const *names, size_
 	if (!f)
 		return -ENOMEM;
 	fputs("profile bw-learn\n", f);
+	if (with_base && w->base_len)
+		fwrite(w->base_text, 1, w->base_len, f);
 	for (size_t i = 0; i < n; i++) {
 		fputs("include \"", f);
 		for (const char *q = names[i]; *q; q++) {
@@ -37,11 +44,11 @@ static int load_abstractions(const char *libdir, const char *const *names, size_
 	}
 	if (fclose(f))
 		ret = -ENOMEM;
-	else if (libdir ? asprintf(&fname, "%s/.bw-learn", libdir) < 0
-			: !(fname = strdup(".bw-learn")))
+	else if (w->incdir ? asprintf(&fname, "%s/.bw-learn", w->incdir) < 0
+			   : !(fname = strdup(".bw-learn")))
 		ret = -ENOMEM;
 	else
-		ret = bw_profile_parse_string(fname, text, tlen, libdir, p, &d);
+		ret = bw_profile_parse_string(fname, text, tlen, w->libdir, p, &d);
 	if (ret == -EINVAL) {
 		for (size_t i = 0; i < d.n; i++) {
 			if (d.v[i].severity == BW_SEV_ERROR) {
@@ -193,6 +200,7 @@ bool bw_fold_names_subtree(const struct bw_wctx *w, const char *g, unsigned bits
 int bw_fold_all(struct bw_wctx *w, const char *const *names)
 {
 	const char **inc = NULL;
+	bool *base_allows = NULL;
 	size_t ninc = 0, i, j;
 	char why[512] = "";
 	int ret;
@@ -205,17 +213,39 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 		free(inc);
 		return -ENOMEM;
 	}
+	/* What the bases allow alone: an abstraction is not included for that. */
+	base_allows = calloc(w->s->n + 1, sizeof(*base_allows));
+	if (!base_allows) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (w->nbases) {
+		struct bw_profile *bp;
+		struct bw_compiled bc;
+
+		ret = load_abstractions(w, true, NULL, 0, &bp, &bc, why, sizeof(why));
+		if (ret)
+			goto out; /* the bases load alone; kept together, they may not */
+		for (j = 0; j < w->s->n; j++) {
+			struct bw_ostate v;
+
+			decide(&bc, &w->s->v[j], &v);
+			base_allows[j] = (v.need & ~v.allowed) == 0;
+		}
+		bw_compiled_free(&bc);
+		bw_profile_free(bp);
+	}
 	for (i = 0, w->nfolds = 0; names && names[i]; i++) {
 		struct bw_fold *fo = &w->folds[w->nfolds];
 
-		/* A name given twice is one include. */
+		/* A name given twice is one include; a base's is included anyway. */
 		for (j = 0; j < w->nfolds && strcmp(w->folds[j].name, names[i]); j++)
 			;
-		if (j < w->nfolds)
+		if (j < w->nfolds || bw_base_includes(w, names[i]))
 			continue;
 		w->nfolds++;
 		fo->name = names[i];
-		ret = load_abstractions(w->libdir, &names[i], 1, &fo->p, &fo->c, fo->why,
+		ret = load_abstractions(w, false, &names[i], 1, &fo->p, &fo->c, fo->why,
 					sizeof(fo->why));
 		if (ret == -ENOMEM)
 			goto out;
@@ -223,6 +253,8 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 		for (j = 0; fo->loaded && j < w->s->n; j++) {
 			struct bw_ostate v;
 
+			if (base_allows[j])
+				continue;
 			decide(&fo->c, &w->s->v[j], &v);
 			fo->allows += (v.need & ~v.allowed) == 0;
 		}
@@ -230,8 +262,8 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 			inc[ninc++] = fo->name;
 	}
 	ret = 0;
-	if (ninc) {
-		ret = load_abstractions(w->libdir, inc, ninc, &w->cp, &w->cc, why, sizeof(why));
+	if (ninc || w->nbases) {
+		ret = load_abstractions(w, true, inc, ninc, &w->cp, &w->cc, why, sizeof(why));
 		if (ret)
 			goto out; /* each loads alone; together they may pass a limit */
 		w->have_cc = true;
@@ -245,6 +277,7 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 		}
 	}
 out:
+	free(base_allows);
 	free(inc);
 	return ret;
 }

@@ -129,6 +129,17 @@ struct bw_refusal {
 struct bw_wctx {
 	const struct bw_learn_set *s;
 	const char *libdir;
+	/* Where an include is looked up first: the first base's directory, else libdir. */
+	const char *incdir;
+	const struct bw_profile *const *bases;
+	size_t nbases;
+	/* The bases' includes and kept rules as profile lines (base.c), and for each
+	 * line of it (index: line - 1, counting the "profile" line before it) the
+	 * base rule it came from, so that a comment names the base's FILE:LINE. */
+	char *base_text;
+	size_t base_len;
+	const struct bw_origin **base_origin;
+	size_t nbase_origin;
 	const struct bw_learn_fs *fs;
 	unsigned min_children, flags;
 	struct bw_fold *folds;
@@ -146,6 +157,18 @@ struct bw_wctx {
 	struct bw_refusal *refusals; /* what bw_refused found, sorted by directory */
 	size_t nrefusals, caprefusals;
 };
+
+/* base.c: w->base_text and w->base_origin from w->bases. 0 or -ENOMEM. */
+int bw_base_build(struct bw_wctx *w);
+/* Write the bases' includes (each once) to f. */
+void bw_base_put_includes(FILE *f, const struct bw_wctx *w);
+/* Is include `name` one of the bases'? */
+bool bw_base_includes(const struct bw_wctx *w, const char *name);
+/* Write the kept rules under "# kept from FILE" headers (nothing when there are none). */
+int bw_base_put_rules(FILE *f, const struct bw_wctx *w);
+/* The header lines: profile, mode, default, on-deny, match. */
+void bw_base_put_header(FILE *f, const struct bw_wctx *w, const char *name);
+void bw_base_free(struct bw_wctx *w);
 
 /* fold.c: load the abstractions, include those that allow something learned, decide every
  * object by those included together (w->st). 0, -ENOMEM, or -EINVAL when they do not load

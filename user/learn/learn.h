@@ -22,19 +22,23 @@
 
 /* One observed access, as the agent decodes a learn event. */
 struct bw_learned {
-	enum bw_cat cat;       /* BW_CAT_FILE, BW_CAT_EXEC, BW_CAT_NET or BW_CAT_NS */
-	unsigned access;       /* file: BW_ACC_R | BW_ACC_W (other bits are ignored); exec:
-				  BW_ACC_X run (also 0), BW_ACC_M mapped executable */
-	const char *path;      /* file and exec: absolute path as seen by the process;
-				  exec: NULL or "" is a program run from a memfd */
-	int net_op;	       /* BW_NET_CONNECT (sendmsg too), BW_NET_BIND, BW_NET_RAW, BW_NET_ADMIN */
-	int proto;	       /* BW_NET_TCP, BW_NET_UDP, BW_NET_UNIX (unused for raw, admin) */
-	int family;	       /* 4 or 6: the socket's */
-	uint8_t addr[16];      /* IPv6 form; IPv4 as ::ffff:a.b.c.d */
-	uint16_t port;	       /* host order */
+	enum bw_cat cat;  /* BW_CAT_FILE, BW_CAT_EXEC, BW_CAT_NET or BW_CAT_NS */
+	unsigned access;  /* file: BW_ACC_R | BW_ACC_W (other bits are ignored); exec:
+			     BW_ACC_X run (also 0), BW_ACC_M mapped executable */
+	const char *path; /* file and exec: absolute path as seen by the process;
+			     exec: NULL or "" is a program run from a memfd */
+	int net_op;	  /* BW_NET_CONNECT (sendmsg too), BW_NET_BIND, BW_NET_RAW, BW_NET_ADMIN */
+	int proto;	  /* BW_NET_TCP, BW_NET_UDP, BW_NET_UNIX (unused for raw, admin) */
+	int family;	  /* 4 or 6: the socket's */
+	uint8_t addr[16]; /* IPv6 form; IPv4 as ::ffff:a.b.c.d */
+	uint16_t port;	  /* host order */
 	const char *unix_name; /* "/path" or "@abstract" */
 	const char *program;   /* exe path of the process, or its comm if unknown; may be NULL */
 	unsigned what;	       /* BW_CAT_NS: BW_NS_* (mount, chroot, userns or cgroup) */
+	/* Accesses the record stands for: 0 is one (an event); a merge passes a
+	 * learned rule's "seen N times" (user/learn/merge.c). */
+	unsigned long long count;
+	bool more_programs; /* programs did it that are not named ("and others") */
 };
 
 struct bw_learn_set;
@@ -63,6 +67,9 @@ unsigned long long bw_learn_events(const struct bw_learn_set *s);
 /* bw_learn_opts.flags */
 #define BW_LEARN_NO_FANOUT   0x1 /* no `/dir/...` for directories with many files */
 #define BW_LEARN_NO_VOLATILE 0x2 /* no `/parent/...` for per-run names */
+/* The bases' rules that bw_learn_rule_is_object calls objects were added to the set (a
+ * merge): they are generalised again with the rest, not kept as written. */
+#define BW_LEARN_BASE_OBJECTS 0x4
 
 /*
  * What the writer may ask the file system, to refuse a subtree rule over
@@ -91,7 +98,41 @@ struct bw_learn_opts {
 	unsigned min_children;		 /* 0: BW_LEARN_MIN_CHILDREN */
 	unsigned flags;			 /* BW_LEARN_NO_* */
 	const struct bw_learn_fs *fs;	 /* NULL: judge directories by their names only */
+	/*
+	 * Profiles to start from: `--profile START` when learning (one), every
+	 * input of `profile merge`. The first gives the name (unless `name` is
+	 * set), the mode, the defaults, on-deny and the match lines; every base's
+	 * top-level includes are included, and its own rules (those of its
+	 * top-level file) are kept as they say, under "# kept from FILE". What
+	 * they allow is not written again. NULL: start from nothing, `default deny`.
+	 */
+	const struct bw_profile *const *bases;
+	size_t nbases;
+	/*
+	 * Where to list the rules that allow more than was seen (subtree, name
+	 * prefix and library directory rules the writer made, not kept ones),
+	 * each with why, for the reviewer (bw_learn_widenings); NULL: nowhere.
+	 */
+	FILE *widenings;
 };
+
+/*
+ * Is this rule one learned object (an allow rule with one exact path, a
+ * single address and port, a unix name, `net raw`, `net admin`, `exec memfd`,
+ * a change of the view; not named with `as`)? Those are what a learned
+ * profile's rules are before generalisation.
+ */
+bool bw_learn_rule_is_object(const struct bw_rule *r);
+
+/*
+ * Add the object rules of p's top-level file (bw_learn_rule_is_object) to
+ * the set, as a merge does: each with the count and programs of the
+ * "# seen N times, by PROG, ..." comment on the line above it in `text`
+ * (p's top-level file's bytes), or one access by no named program. Returns
+ * the number of rules added, or -ENOMEM.
+ */
+long bw_learn_add_profile(struct bw_learn_set *s, const struct bw_profile *p, const char *text,
+			  size_t len);
 
 /*
  * Write the learned profile to `out` (opts may be NULL: defaults, no

@@ -14,11 +14,16 @@ extern const struct bw_learn_fs bw_learn_host_fs;
 /* Generalisation knobs from the command line (--min-children, --exact: user/cli.c). */
 extern unsigned bw_learn_min_children;
 extern unsigned bw_learn_flags;
+/* List the widenings on standard error after writing (not for learn --all's many profiles). */
+extern bool bw_learn_tell_widenings;
 
 /*
  * Write the learned profile to output (through output.tmp and a rename), named
- * after the command or cgroup `hint`. Returns 0 or -errno after saying why.
+ * after the command or cgroup `hint`, or, with hint NULL, as the first of
+ * `bases` is (bw_learn_opts.bases: the profiles learning started from, or
+ * those a merge read). Returns 0 or -errno after saying why.
  */
-int bw_learn_save(struct bw_learn_set *set, const char *output, const char *hint);
+int bw_learn_save(struct bw_learn_set *set, const char *output, const char *hint,
+		  const struct bw_profile *const *bases, size_t nbases);
 
 #endif

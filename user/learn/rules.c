@@ -80,6 +80,10 @@ void bw_put_origin(FILE *f, const struct bw_wctx *w, unsigned rid)
 		return;
 	}
 	o = &w->cp->rules[rid - 1].origin;
+	/* A base's rule: where the base has it, not where the writer's copy is. */
+	if (w->cp->nfiles && o->file == w->cp->files[0] && o->line >= 1 &&
+	    (size_t)o->line <= w->nbase_origin && w->base_origin[o->line - 1])
+		o = w->base_origin[o->line - 1];
 	file = o->file ? o->file : "?";
 	ll = w->libdir ? strlen(w->libdir) : 0;
 	if (ll && !strncmp(file, w->libdir, ll) && file[ll] == '/')

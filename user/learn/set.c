@@ -258,8 +258,8 @@ static int make_obj(const struct bw_learned *l, struct bw_lobj *o)
 		*k++ = (char)o->op;
 		break;
 	default:
-		*k++ = o->op == BW_NET_RAW     ? 'R'
-		       : o->op == BW_NET_ADMIN ? 'A'
+		*k++ = o->op == BW_NET_RAW	 ? 'R'
+		       : o->op == BW_NET_ADMIN	 ? 'A'
 		       : o->proto == BW_NET_UNIX ? 'U'
 						 : 'N';
 		*k++ = (char)o->op;
@@ -300,9 +300,10 @@ int bw_learn_add(struct bw_learn_set *s, const struct bw_learned *l)
 			ret = bw_progs_add(&x->progs, l->program);
 			if (ret)
 				goto out;
+			x->progs.more |= l->more_programs;
 			x->access |= o.access;
-			x->count++;
-			s->events++;
+			x->count += l->count ? l->count : 1;
+			s->events += l->count ? l->count : 1;
 			goto out;
 		}
 	}
@@ -320,10 +321,11 @@ int bw_learn_add(struct bw_learn_set *s, const struct bw_learned *l)
 	ret = bw_progs_add(&o.progs, l->program);
 	if (ret)
 		goto out;
-	o.count = 1;
+	o.progs.more |= l->more_programs;
+	o.count = l->count ? l->count : 1;
 	s->v[s->n] = o;
 	s->tab[j] = ++s->n;
-	s->events++;
+	s->events += o.count;
 	return 0;
 out:
 	free(o.key);

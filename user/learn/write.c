@@ -5,6 +5,7 @@
  * agent would load it, with what fails said at its top (docs/learn.md).
  */
 #include <errno.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ static int self_check(const struct bw_wctx *w, const char *text, size_t len, FIL
 	size_t shown, flen, i;
 	int ret, cret = 0, off, line = 0;
 
-	if (w->libdir ? asprintf(&fname, "%s/.bw-learn-check", w->libdir) < 0
+	if (w->incdir ? asprintf(&fname, "%s/.bw-learn-check", w->incdir) < 0
 		      : !(fname = strdup(".bw-learn-check")))
 		return -ENOMEM;
 	ret = bw_profile_parse_string(fname, text, len, w->libdir, &p, &d);
@@ -107,6 +108,7 @@ static int list_files(struct bw_wctx *w)
 
 static void wctx_free(struct bw_wctx *w)
 {
+	bw_base_free(w);
 	bw_fold_free(w);
 	bw_cands_free(w);
 	bw_refusals_free(w);
@@ -115,13 +117,48 @@ static void wctx_free(struct bw_wctx *w)
 	free(w->st);
 }
 
+/*
+ * The rules of the text that allow more than was seen, as "  RULE\n    why\n":
+ * a subtree, name prefix or library directory rule with the writer's comment
+ * above it (kept rules have a "# kept from" header, or nothing). The text is the one source: the
+ * list says what the profile says.
+ */
+static void list_widenings(FILE *out, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len, *prev = NULL;
+	size_t prevlen = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		bool rule = (n > 11 && !memcmp(p, "allow file ", 11)) ||
+			    (n > 15 && !memcmp(p, "allow exec lib ", 15));
+		bool wide = rule && ((n >= 3 && !memcmp(p + n - 3, "/**", 3)) ||
+				     (n >= 4 && !memcmp(p + n - 4, "/**\"", 4)) ||
+				     p[n - 1] == '*' || (n >= 2 && !memcmp(p + n - 2, "*\"", 2)));
+
+		if (wide && prev &&
+		    ((prevlen > 7 && !memcmp(prev, "# seen ", 7)) ||
+		     (prevlen > 21 && !memcmp(prev, "# a library directory", 21)))) {
+			const char *why = memmem(prev, prevlen, "; ", 2);
+			size_t wlen = why ? prevlen - (size_t)(why + 2 - prev) : prevlen - 2;
+
+			fprintf(out, "  %.*s\n    %.*s\n", (int)n, p, (int)wlen,
+				why ? why + 2 : prev + 2);
+		}
+		prev = p;
+		prevlen = n;
+		p = nl ? nl + 1 : end;
+	}
+}
+
 int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_opts *opts,
 			   FILE *out)
 {
 	static const struct bw_learn_opts defaults;
 	struct bw_wctx w = {0};
 	const char *name;
-	char *body = NULL, *warn = NULL;
+	char *body = NULL, *warn = NULL, *incdir = NULL;
 	size_t blen = 0, wlen = 0, i;
 	FILE *f = NULL, *wf = NULL;
 	int ret;
@@ -130,7 +167,9 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 		return -EINVAL;
 	if (!opts)
 		opts = &defaults;
-	name = opts->name ? opts->name : "learned";
+	name = opts->name			      ? opts->name
+	       : opts->nbases && opts->bases[0]->name ? opts->bases[0]->name
+						      : "learned";
 	if (!bw_learn_profile_name_ok(name))
 		return -EINVAL;
 	/* An include name is one string on one line. */
@@ -146,6 +185,16 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 
 	w.s = s;
 	w.libdir = opts->libdir;
+	w.incdir = opts->libdir;
+	w.bases = opts->bases;
+	w.nbases = opts->bases ? opts->nbases : 0;
+	if (w.nbases && w.bases[0]->path) {
+		/* A base's relative include is found beside it, as when it was checked. */
+		incdir = strdup(w.bases[0]->path);
+		if (!incdir)
+			return -ENOMEM;
+		w.incdir = dirname(incdir);
+	}
 	w.fs = opts->fs;
 	w.min_children = opts->min_children ? opts->min_children : BW_LEARN_MIN_CHILDREN;
 	w.flags = opts->flags;
@@ -154,7 +203,9 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 	ret = -ENOMEM;
 	if (!w.st || !w.fr)
 		goto out;
-	ret = bw_fold_all(&w, opts->abstractions);
+	ret = bw_base_build(&w);
+	if (!ret)
+		ret = bw_fold_all(&w, opts->abstractions);
 	if (!ret)
 		ret = list_files(&w);
 	if (ret)
@@ -200,9 +251,14 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 	      "# /bin, /sbin, /lib, /lib64, /boot, /proc, /sys, /dev, and none on, in or\n"
 	      "# above a directory of secrets (keys, credentials): see docs/learn.md.\n",
 	      f);
-	fprintf(f, "profile %s\nmode enforce\ndefault deny\n", name);
-	if (w.nfolds)
+	if (w.nbases)
+		fputs("# Started from what the profiles below say: their settings, includes and\n"
+		      "# rules are kept; the rules after them are what was used beyond them.\n",
+		      f);
+	bw_base_put_header(f, &w, name);
+	if (w.nfolds || w.base_len)
 		fputc('\n', f);
+	bw_base_put_includes(f, &w);
 	for (i = 0; i < w.nfolds; i++) {
 		const struct bw_fold *fo = &w.folds[i];
 
@@ -225,8 +281,11 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 			fputs("\"\n", f);
 		}
 	}
-	fputs("\n# files\n", f);
-	ret = bw_write_files(f, &w);
+	ret = bw_base_put_rules(f, &w);
+	if (!ret) {
+		fputs("\n# files\n", f);
+		ret = bw_write_files(f, &w);
+	}
 	if (!ret) {
 		fputs("\n# programs\n", f);
 		ret = bw_write_execs(f, &w);
@@ -262,11 +321,14 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 			warn);
 	fwrite(body, 1, blen, out);
 	ret = ferror(out) || fflush(out) ? -EIO : 0;
+	if (!ret && opts->widenings)
+		list_widenings(opts->widenings, body, blen);
 out:
 	if (f)
 		fclose(f);
 	free(body);
 	free(warn);
 	wctx_free(&w);
+	free(incdir);
 	return ret;
 }
