@@ -2,7 +2,9 @@
 /*
  * Inside the profile writer: the set's objects and the state its stages share.
  * The stages, in the order bw_learn_write_profile runs them:
- *   set.c        accesses merged per object (bw_learn_add)
+ *   set.c        accesses merged per object (bw_learn_add); merge.c reads a
+ *                learned profile's object rules back into a set (profile merge)
+ *   base.c       the profiles it starts from: settings, includes, kept rules
  *   fold.c       which shipped abstractions to include, and what they decide
  *   generalise.c which directories become subtree rules (DIR/...)
  *   refuse.c     which directories never may: system ones, and secrets
