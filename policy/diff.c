@@ -146,14 +146,6 @@ static int setting(FILE *out, const char *what, const char *from, const char *to
 	return 1;
 }
 
-static void match_text(const struct bw_match *m, char *buf, size_t len)
-{
-	snprintf(buf, len, "match%s%s%s%s%s%s%s%s", m->cgroup ? " cgroup=" : "",
-		 m->cgroup ? m->cgroup : "", m->namespace_ ? " namespace=" : "",
-		 m->namespace_ ? m->namespace_ : "", m->pod ? " pod=" : "", m->pod ? m->pod : "",
-		 m->container ? " container=" : "", m->container ? m->container : "");
-}
-
 /* `match` lines of x that y does not have, marked c. */
 static int matches_gone(FILE *out, const struct bw_profile *x, const struct bw_profile *y, char c)
 {
@@ -163,9 +155,9 @@ static int matches_gone(FILE *out, const struct bw_profile *x, const struct bw_p
 	for (size_t i = 0; i < x->nmatches; i++) {
 		bool found = false;
 
-		match_text(&x->matches[i], t, sizeof(t));
+		bw_match_format(&x->matches[i], t, sizeof(t));
 		for (size_t j = 0; j < y->nmatches && !found; j++) {
-			match_text(&y->matches[j], u, sizeof(u));
+			bw_match_format(&y->matches[j], u, sizeof(u));
 			found = !strcmp(t, u);
 		}
 		if (!found) {

@@ -375,3 +375,14 @@ int bw_rule_format(const struct bw_rule *r, bool with_name, char *buf, size_t le
 	n = (size_t)(at - buf);
 	return n + 1 < len ? (int)n : -ENOSPC;
 }
+
+int bw_match_format(const struct bw_match *m, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "match%s%s%s%s%s%s%s%s", m->cgroup ? " cgroup=" : "",
+			 m->cgroup ? m->cgroup : "", m->namespace_ ? " namespace=" : "",
+			 m->namespace_ ? m->namespace_ : "", m->pod ? " pod=" : "",
+			 m->pod ? m->pod : "", m->container ? " container=" : "",
+			 m->container ? m->container : "");
+
+	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
+}

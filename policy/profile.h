@@ -150,6 +150,13 @@ struct bw_match {
 	char *container;
 };
 
+/*
+ * The match line as the profile would say it ("match cgroup=... pod=..."), its
+ * selectors in a fixed order. Returns the length, or -ENOSPC when buf was too
+ * small (it then holds a cut, terminated string).
+ */
+int bw_match_format(const struct bw_match *m, char *buf, size_t len);
+
 struct bw_profile {
 	char *name; /* `profile NAME`; NULL if absent (error) */
 	char *path; /* the top-level file as given */

@@ -173,6 +173,7 @@ START_TEST(learning_keeps_the_start)
 				    "default allow exec\n"
 				    "default deny net\n"
 				    "on-deny kill\n"
+				    "match namespace=shop pod=web-*\n"
 				    "allow file r /srv/www/index.html\n"
 				    "deny file r /srv/www/secret.txt\n";
 	struct bw_profile *p = parse("start.profile", start);
@@ -191,6 +192,7 @@ START_TEST(learning_keeps_the_start)
 	expect_line(t, "default deny file");
 	expect_line(t, "default allow exec");
 	expect_line(t, "on-deny kill");
+	expect_line(t, "match namespace=shop pod=web-*");
 	expect_line(t, "# kept from start.profile");
 	ck_assert_int_eq(count_of(t, "\nallow file r /srv/www/index.html\n"), 1);
 	expect_line(t, "deny file r /srv/www/secret.txt");
@@ -198,7 +200,7 @@ START_TEST(learning_keeps_the_start)
 	ck_assert_ptr_nonnull(before);
 	ck_assert_str_eq(before, "# seen 1 time, by /usr/sbin/nginx");
 	ck_assert_msg(!rule_with(t, "allow file r /srv/www/secret.txt"), "%s", t);
-	ck_assert_msg(strstr(t, "start.profile:8"), "the denying rule is not named:\n%s", t);
+	ck_assert_msg(strstr(t, "start.profile:9"), "the denying rule is not named:\n%s", t);
 	load_clean(&l, t, BW_PROFILE_LIBDIR);
 	ck_assert(file_ok(&l, "/srv/www/about.html", R));
 	ck_assert(!file_ok(&l, "/srv/www/secret.txt", R));

@@ -187,7 +187,7 @@ int bw_base_put_rules(FILE *f, const struct bw_wctx *w)
 	return 0;
 }
 
-void bw_base_put_header(FILE *f, const struct bw_wctx *w, const char *name)
+int bw_base_put_header(FILE *f, const struct bw_wctx *w, const char *name)
 {
 	const struct bw_profile *b = w->nbases ? w->bases[0] : NULL;
 	bool mixed = false;
@@ -196,7 +196,7 @@ void bw_base_put_header(FILE *f, const struct bw_wctx *w, const char *name)
 		b && b->mode_given ? bw_mode_name(b->mode) : "enforce");
 	if (!b) {
 		fputs("default deny\n", f);
-		return;
+		return 0;
 	}
 	for (int c = 1; c < BW_CAT_COUNT; c++)
 		mixed |= b->defaults[c] != b->defaults[0];
@@ -208,18 +208,20 @@ void bw_base_put_header(FILE *f, const struct bw_wctx *w, const char *name)
 		fputs("on-deny kill\n", f);
 	for (size_t i = 0; i < b->nmatches; i++) {
 		const struct bw_match *m = &b->matches[i];
+		/* Room for every selector; a match line is never cut. */
+		size_t len = 64 + (m->cgroup ? strlen(m->cgroup) : 0) +
+			     (m->namespace_ ? strlen(m->namespace_) : 0) +
+			     (m->pod ? strlen(m->pod) : 0) +
+			     (m->container ? strlen(m->container) : 0);
+		char *line = malloc(len);
 
-		fputs("match", f);
-		if (m->cgroup)
-			fprintf(f, " cgroup=%s", m->cgroup);
-		if (m->namespace_)
-			fprintf(f, " namespace=%s", m->namespace_);
-		if (m->pod)
-			fprintf(f, " pod=%s", m->pod);
-		if (m->container)
-			fprintf(f, " container=%s", m->container);
-		fputc('\n', f);
+		if (!line)
+			return -ENOMEM;
+		if (bw_match_format(m, line, len) >= 0)
+			fprintf(f, "%s\n", line);
+		free(line);
 	}
+	return 0;
 }
 
 void bw_base_free(struct bw_wctx *w)

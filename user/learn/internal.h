@@ -168,8 +168,8 @@ void bw_base_put_includes(FILE *f, const struct bw_wctx *w);
 bool bw_base_includes(const struct bw_wctx *w, const char *name);
 /* Write the kept rules under "# kept from FILE" headers (nothing when there are none). */
 int bw_base_put_rules(FILE *f, const struct bw_wctx *w);
-/* The header lines: profile, mode, default, on-deny, match. */
-void bw_base_put_header(FILE *f, const struct bw_wctx *w, const char *name);
+/* The header lines: profile, mode, default, on-deny, match. 0 or -ENOMEM. */
+int bw_base_put_header(FILE *f, const struct bw_wctx *w, const char *name);
 void bw_base_free(struct bw_wctx *w);
 
 /* fold.c: load the abstractions, include those that allow something learned, decide every

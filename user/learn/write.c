@@ -255,7 +255,9 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 		fputs("# Started from what the profiles below say: their settings, includes and\n"
 		      "# rules are kept; the rules after them are what was used beyond them.\n",
 		      f);
-	bw_base_put_header(f, &w, name);
+	ret = bw_base_put_header(f, &w, name);
+	if (ret)
+		goto out;
 	if (w.nfolds || w.base_len)
 		fputc('\n', f);
 	bw_base_put_includes(f, &w);
