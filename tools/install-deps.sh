@@ -29,6 +29,11 @@ apt-get install -y -qq \
 apt-get install -y -qq --no-install-recommends lowdown man-db groff-base bash-completion >/dev/null
 # The Debian package (debian/, tests/package/test-deb.sh): built and linted.
 apt-get install -y -qq --no-install-recommends debhelper dpkg-dev lintian >/dev/null
+# The image built from that package (deploy/image/Containerfile,
+# tests/package/test-image.sh): a Debian base made by mmdebstrap from the
+# archive, built and run by podman with runc (crun refuses this machine's
+# mixed cgroup v1 and v2 mounts). With their recommends, as tested.
+apt-get install -y -qq podman runc mmdebstrap >/dev/null
 # promtool checks the daemon's metrics text (tests/k8s/) and the alerting rules
 # (tests/deploy/); the server itself is not used. logrotate runs the shipped
 # configuration against a daemon (tests/deploy/).

@@ -11,6 +11,8 @@
 #     change the host it runs on;
 #   - on the host: man(1) shows each page, the installed agent finds the
 #     installed profile library, and selftest finds the installed corpus;
+#   - the container image from deploy/image/Containerfile on a Debian base,
+#     with this package (test-image.sh);
 #   - in a guest on each kernel (in-guest.sh): the demo from the installed
 #     files (the shipped profile refuses the hostile script's reads and
 #     connection, and logs them), and selftest routes that use each helper
@@ -75,6 +77,9 @@ out=$(cd / && env -u BPFWARDEN_PROFILE_DIR "$R/usr/sbin/bpfwarden" check "$WORK/
 out=$(cd / && env -u BPFWARDEN_SELFTEST_DIR "$R/usr/sbin/bpfwarden" selftest --list 2>&1)
 [ "$(wc -l <<<"$out")" -gt 50 ] || fail "the installed selftest lists no corpus" "$out"
 "$R/usr/sbin/bpfwarden-hook" --version >/dev/null || fail "bpfwarden-hook --version"
+
+# The container image built from the package (deploy/image/Containerfile).
+tests/package/test-image.sh "$deb" || fail "the image from deploy/image/Containerfile"
 
 # The guests.
 read -ra kernels <<<"${BW_KERNELS:-6.1 6.12}"
