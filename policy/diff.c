@@ -254,6 +254,18 @@ int bw_profile_diff(const struct bw_profile *a, const struct bw_profile *b, FILE
 			continue;
 		fputs("- ", out);
 		rule_at(out, &sa, i);
+		/*
+		 * Gone, but still allowed or denied as before: a relearned profile
+		 * folds exact rules into a new subtree rule that replaced another one.
+		 */
+		for (j = 0; left_a * b->nrules <= PAIRING_MAX && j < b->nrules; j++) {
+			if (!bw_rule_covers(&b->rules[j], &a->rules[i]))
+				continue;
+			fputs(" (covered by ", out);
+			rule_at(out, &sb, j);
+			fputc(')', out);
+			break;
+		}
 		fputc('\n', out);
 		n++;
 	}

@@ -181,6 +181,30 @@ START_TEST(what_changed)
 }
 END_TEST
 
+/* A relearned profile: exact rules folded into a subtree rule that replaced another one. */
+START_TEST(removed_but_covered)
+{
+	int n;
+	char *out = diff("profile p\n"
+			 "allow file r /srv/www/a.html\n"
+			 "allow file r /srv/www/b.html\n"
+			 "allow file r /srv/www/img/**\n"
+			 "allow file w /srv/www/c.html\n",
+			 "profile p\nallow file r /srv/www/**\n", &n);
+	const char *want =
+	    "- a:3: allow file r /srv/www/b.html (covered by b:2: allow file r "
+	    "/srv/www/**)\n"
+	    "- a:4: allow file r /srv/www/img/** (covered by b:2: allow file r "
+	    "/srv/www/**)\n"
+	    "- a:5: allow file w /srv/www/c.html\n"
+	    "> b:2: allow file r /srv/www/** (was a:2: allow file r /srv/www/a.html)\n";
+
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(n, 4);
+	free(out);
+}
+END_TEST
+
 /* What covers what: the relation the widened and narrowed lines rest on. */
 START_TEST(covers)
 {
@@ -238,6 +262,7 @@ Suite *diff_suite(void)
 	tcase_add_test(tc, format_round_trip);
 	tcase_add_test(tc, moved_rules_are_no_difference);
 	tcase_add_test(tc, what_changed);
+	tcase_add_test(tc, removed_but_covered);
 	tcase_add_test(tc, covers);
 	suite_add_tcase(s, tc);
 	return s;
