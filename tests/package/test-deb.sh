@@ -58,8 +58,14 @@ R=$WORK/root
 # The host: what needs no BPF LSM.
 for page in man8/bpfwarden.8 man8/bpfwarden-hook.8 man5/bpfwarden-profile.5; do
 	[ -f "$R/usr/share/man/$page.gz" ] || fail "the package has no $page"
-	out=$(MANWIDTH=80 man -l "$R/usr/share/man/$page.gz" 2>&1 | head -1)
-	[[ $out == BPFWARDEN* ]] || fail "man -l $page" "$out"
+	# The title from standard output alone: troff's warnings on standard error
+	# interleave with it in any order. Of those, tbl's "cannot adjust line"
+	# (a wide table cell at 80 columns) is the only one allowed, as in
+	# tests/integration/test_man.py.
+	out=$(MANWIDTH=80 man -l "$R/usr/share/man/$page.gz" 2>"$WORK/man.err" | head -1)
+	[[ $out == BPFWARDEN* ]] || fail "man -l $page" "$out$(cat "$WORK/man.err")"
+	! grep -v "cannot adjust line" "$WORK/man.err" | grep -q . ||
+		fail "man -l $page warns" "$(cat "$WORK/man.err")"
 done
 for f in usr/sbin/bpfwarden usr/sbin/bpfwarden-hook usr/libexec/bpfwarden/tests/fsop \
 	lib/systemd/system/bpfwarden.service usr/share/bash-completion/completions/bpfwarden \
