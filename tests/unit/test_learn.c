@@ -398,8 +398,21 @@ START_TEST(fold_into_base)
 	ck_assert(!file_ok(&l, "/etc/group", W));
 	loaded_free(&l);
 
-	/* Python's library makes the python abstraction worth including. */
+	/*
+	 * One file of it is a program touching it in passing: a rule of its own.
+	 * Python's library read, as a Python program reads it, makes the python
+	 * abstraction worth including.
+	 */
+	add_file(s, R, "/etc/ssl/openssl.cnf", "/usr/sbin/nginx");
+	l = gen_load(s, &o);
+	expect_line(l.text, "# abstractions/python: not included, it allows only 1 of the learned "
+			    "accesses (fewer than 3: touched in passing, not what it is for)");
+	ck_assert_ptr_null(strstr(l.text, "include \"abstractions/python\""));
+	expect_line(l.text, "allow file r /etc/ssl/openssl.cnf");
+	ck_assert(!file_ok(&l, "/usr/lib/python3.11/os.py", R));
+	loaded_free(&l);
 	add_file(s, R, "/usr/lib/python3.11/os.py", "/usr/bin/python3.11");
+	add_file(s, R, "/usr/lib/python3.11/re/__init__.py", "/usr/bin/python3.11");
 	l = gen_load(s, &o);
 	expect_line(l.text, "include \"abstractions/base\"");
 	expect_line(l.text, "include \"abstractions/python\"");

@@ -280,7 +280,10 @@ START_TEST(learned_but_denied_by_an_abstraction)
 	ck_assert_ptr_nonnull(f);
 	fputs("deny mount\nallow file r /srv/**\n", f);
 	fclose(f);
-	add_file(s, R, "/srv/a", "x"); /* so that the abstraction is included */
+	/* So that the abstraction is included (BW_FOLD_MIN objects). */
+	add_file(s, R, "/srv/a", "x");
+	add_file(s, R, "/srv/b", "x");
+	add_file(s, R, "/srv/c", "x");
 	add_view(s, BW_NS_MOUNT, "/usr/bin/mount");
 	add_view(s, BW_NS_CHROOT, "/usr/sbin/chroot");
 	l = gen_load(s, &o);

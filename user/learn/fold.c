@@ -197,6 +197,21 @@ bool bw_fold_names_subtree(const struct bw_wctx *w, const char *g, unsigned bits
 	return false;
 }
 
+/*
+ * Learned objects an abstraction must allow alone to be included. An
+ * abstraction is for something (a language's runtime, a shell's utilities):
+ * a workload that uses it touches many of its objects. One or two is a
+ * program touching a shared file in passing (a web server reading OpenSSL's
+ * configuration, which the Python abstraction lists for hashlib), and
+ * including it would allow all the rest; those objects get rules of their
+ * own. The base abstraction is what every dynamically linked program loads:
+ * one is enough.
+ */
+unsigned bw_fold_min(const char *name)
+{
+	return strcmp(name, "abstractions/base") ? BW_FOLD_MIN : 1;
+}
+
 int bw_fold_all(struct bw_wctx *w, const char *const *names)
 {
 	const char **inc = NULL;
@@ -258,7 +273,7 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 			decide(&fo->c, &w->s->v[j], &v);
 			fo->allows += (v.need & ~v.allowed) == 0;
 		}
-		if (fo->allows)
+		if (fo->allows >= bw_fold_min(fo->name))
 			inc[ninc++] = fo->name;
 	}
 	ret = 0;

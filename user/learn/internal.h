@@ -64,6 +64,10 @@ bool bw_addr_is_mapped(const uint8_t *a);
 
 /* ---- the writer's state ---- */
 
+/* Learned objects an abstraction but the base must allow alone to be included. */
+#define BW_FOLD_MIN 3
+unsigned bw_fold_min(const char *name);
+
 /* One abstraction named in opts->abstractions, loaded alone. */
 struct bw_fold {
 	const char *name;

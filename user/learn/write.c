@@ -272,6 +272,11 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 			fputc('\n', f);
 		} else if (!fo->allows) {
 			fputs(": not included, it allows none of the learned accesses\n", f);
+		} else if (fo->allows < bw_fold_min(fo->name)) {
+			fprintf(f,
+				": not included, it allows only %zu of the learned accesses "
+				"(fewer than %u: touched in passing, not what it is for)\n",
+				fo->allows, bw_fold_min(fo->name));
 		} else {
 			fprintf(f, " allows %zu of the learned accesses\ninclude ", fo->allows);
 			fputc('"', f);
