@@ -39,7 +39,7 @@ apt-get install -y -qq podman runc mmdebstrap >/dev/null
 # configuration against a daemon (tests/deploy/).
 # apparmor_parser and aa-exec: AppArmor, a peer in the benchmarks (tools/bench/file-open.sh).
 apt-get install -y -qq --no-install-recommends prometheus apparmor logrotate >/dev/null
-# PostgreSQL 15 and Redis 7, real services learned and enforced in the guest
+# PostgreSQL 15, Redis 7 and nginx, real services learned and enforced in the guest
 # (tests/integration/test_services.py runs its own server of each, as their users
 # postgres and redis, on unix sockets in its scratch directory); no cluster of
 # PostgreSQL's own. Where the machine starts services on install, redis-server's
@@ -49,6 +49,11 @@ if ! grep -qs '^create_main_cluster' /etc/postgresql-common/createcluster.conf; 
 	echo 'create_main_cluster = false' >>/etc/postgresql-common/createcluster.conf
 fi
 apt-get install -y -qq --no-install-recommends postgresql-15 redis-server >/dev/null
+# nginx, learned and enforced the same way with a configuration of the test's own
+# (a port of 127.0.0.1 and a document root in the scratch directory). Where the
+# machine starts services on install, Debian's site listens on port 80; the test
+# never reaches it.
+apt-get install -y -qq --no-install-recommends nginx >/dev/null
 # The Kubernetes node tests' stand-in for kubelet is a Node program (tests/k8s/cri.js),
 # and the manifest checks (tests/deploy/) run on Node too. A Node of the machine's own
 # (these machines have Node 20 with its npm) is kept; else Debian's (Node 18, npm 9).

@@ -91,7 +91,8 @@ struct all_ctx {
 	long shown; /* when the progress line was last written */
 };
 
-static void learn_all_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe)
+static void learn_all_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe,
+			    bool here)
 {
 	struct all_ctx *a = ctx;
 	struct cg_learned *c = NULL, *nv;
@@ -134,7 +135,7 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 		c->network++;
 	else
 		c->files++;
-	bw_learn_event(c->set, ev, path, exe);
+	bw_learn_event(c->set, ev, path, exe, here);
 }
 
 /* The agent record that says why learning ended (enum bw_loop_end). */

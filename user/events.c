@@ -373,6 +373,7 @@ static int handle(void *ctx, void *data, size_t size)
 	size_t at = sizeof(head);
 	struct bw_real_name rn;
 	const char *path;
+	bool here;
 
 	if (size < sizeof(head))
 		return 0;
@@ -381,14 +382,17 @@ static int handle(void *ctx, void *data, size_t size)
 		return 0;
 	path = (const char *)data + sizeof(*ev);
 	at += head.path_len + head.args_len;
+	here = !(head.flags & BW_EVF_REAL);
 	/* Named as well by where we see it, when that is another name. */
 	if ((head.flags & BW_EVF_REAL) && size >= at + sizeof(rn)) {
 		memcpy(&rn, (const char *)data + at, sizeof(rn));
 		if (size >= at + sizeof(rn) + rn.len &&
 		    !real_of(rn.dev, (const char *)data + at + sizeof(rn), rn.len, real,
-			     sizeof(real)) &&
-		    (strlen(real) != head.path_len || memcmp(real, path, head.path_len)))
-			src.real_path = real;
+			     sizeof(real))) {
+			here = strlen(real) == head.path_len && !memcmp(real, path, head.path_len);
+			if (!here)
+				src.real_path = real;
+		}
 	}
 	if (ev->flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
 		path = real_name(e, &head, path);
@@ -409,7 +413,7 @@ static int handle(void *ctx, void *data, size_t size)
 	if (ev->type == BW_EV_DENY) {
 		e->denials++;
 		if (e->on_deny)
-			e->on_deny(e->learn_ctx, ev, path, exe);
+			e->on_deny(e->learn_ctx, ev, path, exe, here);
 		if (e->kill_on_deny)
 			kill_cgroup(e);
 	} else if (ev->type == BW_EV_AUDIT) {
@@ -417,7 +421,7 @@ static int handle(void *ctx, void *data, size_t size)
 	} else {
 		e->learned++;
 		if (e->on_learn)
-			e->on_learn(e->learn_ctx, ev, path, exe);
+			e->on_learn(e->learn_ctx, ev, path, exe, here);
 	}
 	return 0;
 }

@@ -33,10 +33,16 @@ struct bw_events {
 	uint64_t pins_lost_reported;
 	uint64_t denials, audits, learned, lost;
 	int killed;
-	/* Called for each learn record, after it is logged (run --mode learn --output). */
-	void (*on_learn)(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
+	/*
+	 * Called for each learn record, after it is logged (run --mode learn
+	 * --output). here: the agent sees the object at path too (the process's
+	 * view is the agent's, or the agent found the same name for it).
+	 */
+	void (*on_learn)(void *ctx, const struct bw_event *ev, const char *path, const char *exe,
+			 bool here);
 	/* Likewise for deny records (with the same ctx), when set. */
-	void (*on_deny)(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
+	void (*on_deny)(void *ctx, const struct bw_event *ev, const char *path, const char *exe,
+			bool here);
 	void *learn_ctx;
 	/*
 	 * The daemon: a record's cgroup path below the cgroup2 mount and its

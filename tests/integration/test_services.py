@@ -15,11 +15,24 @@ with SQL has; the control reads it with no sandbox.
 
 Redis 7, Debian's: learned over one start that saves its first dump, then
 two more starts under the learned profile that must load it back, with no
-refusal: its reads of its own /proc/PID entries are learned as /proc/self."""
+refusal: its reads of its own /proc/PID entries are learned as /proc/self.
+
+nginx, Debian's: learned while a client outside fetched three files of its
+document root, then enforced while the client fetches files it never
+fetched, one added since and one in a new subdirectory, across a reload and
+a log rotation, with no refusal: the document root its configuration names
+is a content root. Then what an attacker who can put a symlink in the
+document root, or an alias in the configuration, would read is refused
+(the control, unsandboxed, serves both)."""
 import os
 import pwd
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bwtest import BW, SCRATCH, Skipped, check, check_eq, main, write
@@ -192,10 +205,161 @@ def test_redis_reads_back_its_data_under_its_learned_profile():
         check_eq(refused, [], "refusals at start %d" % n)
 
 
+NGINX = "/usr/sbin/nginx"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port, path):
+    """(status, body) of GET path."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, ""
+
+
+class Nginx:
+    """A site of its own in S/ng: configuration, document root, logs, temp."""
+
+    def __init__(self):
+        if not os.path.exists(NGINX):
+            raise Skipped("no nginx (tools/install-deps.sh installs it)")
+        os.chmod(S, 0o755)
+        self.d = d = S + "/ng"
+        self.www = d + "/www"
+        self.port = free_port()
+        for sub in ("www/docs", "www/img", "logs", "tmp"):
+            os.makedirs(d + "/" + sub)
+        for name in ("index.html", "about.html", "docs/guide.html", "app.js", "img/hero.jpg",
+                     "pricing.html"):
+            self.page(name)
+        self.conf = d + "/nginx.conf"
+        self.configure("")
+
+    def page(self, name):
+        write(self.www + "/" + name, "page %s\n" % name)
+        os.chmod(self.www + "/" + name, 0o644)
+
+    def configure(self, extra):
+        temp = "".join("\t%s_temp_path %s/tmp/%s;\n" % (t, self.d, t)
+                       for t in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        write(self.conf, "# %(d)s/www-old is where the site used to be\n"
+              "user www-data;\nworker_processes 1;\npid %(d)s/nginx.pid;\n"
+              "error_log %(d)s/logs/error.log;\n"
+              "events { worker_connections 64; }\n"
+              "http {\n\tinclude /etc/nginx/mime.types;\n"
+              "\taccess_log %(d)s/logs/access.log;\n%(temp)s"
+              "\tserver {\n\t\tlisten 127.0.0.1:%(port)d;\n\t\troot %(d)s/www;\n%(extra)s"
+              "\t}\n}\n" % {"d": self.d, "port": self.port, "temp": temp, "extra": extra})
+        os.chmod(self.conf, 0o644)
+
+    def command(self):
+        return [NGINX, "-e", self.d + "/logs/error.log", "-c", self.conf, "-p", self.d,
+                "-g", "daemon off;"]
+
+    def start(self, wrap):
+        """The server in the foreground of wrap + its command, once it answers."""
+        p = subprocess.Popen(wrap + self.command(), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        # The agent loads its programs first: seconds in a guest without KVM.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return p
+            except OSError:
+                if p.poll() is not None:
+                    break
+                time.sleep(0.05)
+        p.kill()
+        out, err = p.communicate()
+        log = self.d + "/logs/error.log"
+        raise AssertionError("nginx did not answer (%s %s; error log %s)" % (
+            out, err, open(log).read()[-1500:] if os.path.exists(log) else "none"))
+
+    def master(self):
+        return int(open(self.d + "/nginx.pid").read())
+
+    def signal(self, sig, then=1.5):
+        os.kill(self.master(), sig)
+        time.sleep(then)
+
+    def stop(self, p):
+        self.signal(signal.SIGQUIT, 0)
+        out, err = p.communicate(timeout=60)
+        return p.returncode, err
+
+
+def test_nginx_serves_its_document_root_under_its_learned_profile():
+    ng = Nginx()
+    www = ng.www
+    out, llog = S + "/nginx.profile", S + "/nginx-learn.log"
+    p = ng.start([BW, "run", "--mode", "learn", "--output", out, "--log", llog, "--"])
+    for name in ("index.html", "about.html", "docs/guide.html"):
+        check_eq(get(ng.port, "/" + name), (200, "page %s\n" % name), "learning: " + name)
+    rc, err = ng.stop(p)
+    check_eq(rc, 0, "the learning run (stderr %s)" % err)
+    text = open(out).read()
+    rules = [l for l in text.splitlines() if l and not l.startswith("#")]
+    check("allow file r %s/**" % www in rules and "profile nginx" in rules,
+          "the document root its configuration names, as a content root:\n%s" % text)
+    wide = [l for l in rules if l.endswith("/**") and l.startswith("allow file")]
+    check_eq(wide, ["allow file r %s/**" % www], "the only subtree rules")
+
+    # The next day's traffic: files never fetched, one added since, one in a
+    # new subdirectory; a reload and a log rotation in the middle.
+    elog = S + "/nginx-enforce.log"
+    p = ng.start([BW, "run", "--profile", out, "--log", elog, "--"])
+    ng.page("docs/new.html")
+    os.makedirs(www + "/blog")
+    os.chmod(www + "/blog", 0o755)
+    ng.page("blog/first.html")
+    varied = ["index.html", "about.html", "docs/guide.html", "app.js", "img/hero.jpg",
+              "pricing.html", "docs/new.html", "blog/first.html"]
+    for name in varied:
+        check_eq(get(ng.port, "/" + name), (200, "page %s\n" % name), "enforced: " + name)
+    ng.signal(signal.SIGHUP)  # reload: the configuration read again, new workers
+    check_eq(get(ng.port, "/pricing.html")[0], 200, "after the reload")
+    os.rename(ng.d + "/logs/access.log", ng.d + "/logs/access.log.1")
+    ng.signal(signal.SIGUSR1)  # what logrotate's postrotate does
+    check_eq(get(ng.port, "/app.js")[0], 200, "after the rotation")
+    time.sleep(0.5)
+    check("/app.js" in open(ng.d + "/logs/access.log").read(), "the new log written")
+    refused = [(e["op"], e.get("path")) for e in events(elog) if e["type"] == "deny"]
+    check_eq(refused, [], "refusals on the varied workload")
+
+    # An attacker who can put a symlink in the document root, or an alias in
+    # the configuration (a reload later), reads nothing outside it.
+    secret = S + "/not-the-site.txt"
+    write(secret, "s3cr3t\n")
+    os.chmod(secret, 0o644)
+    os.symlink(secret, www + "/leak.txt")
+    ng.configure("\t\tlocation /etc-leak/ { alias /etc/; }\n")
+    ng.signal(signal.SIGHUP)
+    check_eq(get(ng.port, "/leak.txt")[0], 403, "a symlink out of the document root")
+    check_eq(get(ng.port, "/etc-leak/hostname")[0], 403, "an alias on /etc")
+    rc, err = ng.stop(p)
+    check_eq(rc, 0, "the enforced server's exit (stderr %s)" % err)
+    refused = sorted({e.get("path") for e in events(elog) if e["type"] == "deny"})
+    check_eq(refused, ["/etc/hostname", secret], "the refusals logged")
+    # The control: the same server with no sandbox serves both.
+    p = ng.start([])
+    check_eq(get(ng.port, "/leak.txt"), (200, "s3cr3t\n"), "control: the symlink")
+    check_eq(get(ng.port, "/etc-leak/hostname"), (200, open("/etc/hostname").read()),
+             "control: the alias")
+    ng.stop(p)
+
+
 TESTS = [
     test_postgresql_starts_again_under_its_learned_profile,
     test_postgresql_under_its_profile_reads_nothing_new,
     test_redis_reads_back_its_data_under_its_learned_profile,
+    test_nginx_serves_its_document_root_under_its_learned_profile,
 ]
 
 if __name__ == "__main__":

@@ -27,8 +27,14 @@ struct fake_entry {
 	unsigned mode;
 };
 
+/* A regular file's contents, for bw_learn_fs.read. */
+struct fake_text {
+	const char *path, *text;
+};
+
 struct fake_fs {
 	const struct fake_entry *v; /* ends with a NULL path */
+	const struct fake_text *texts; /* ends with a NULL path; NULL: none */
 	const char *err_dir;	    /* listing it fails with err */
 	int err;
 	const char *big_dir; /* holds `big` more regular files */
@@ -80,9 +86,36 @@ static int fake_list(void *ctx, const char *dir,
 	return 0;
 }
 
+static long fake_read(void *ctx, const char *path, char *buf, size_t cap)
+{
+	struct fake_fs *f = ctx;
+
+	for (const struct fake_text *t = f->texts; t && t->path; t++) {
+		if (!strcmp(t->path, path)) {
+			size_t n = strlen(t->text);
+
+			if (n > cap)
+				return -EFBIG;
+			memcpy(buf, t->text, n);
+			return (long)n;
+		}
+	}
+	return -ENOENT;
+}
+
 static struct bw_learn_fs fake(struct fake_fs *f)
 {
-	return (struct bw_learn_fs){.mode = fake_mode, .list = fake_list, .ctx = f};
+	return (struct bw_learn_fs){
+	    .mode = fake_mode, .list = fake_list, .read = fake_read, .ctx = f};
+}
+
+/* A file access the agent saw at the same name as the process (bw_learned.here). */
+static void add_here(struct bw_learn_set *s, unsigned acc, const char *path, const char *prog)
+{
+	struct bw_learned l = {
+	    .cat = BW_CAT_FILE, .access = acc, .path = path, .program = prog, .here = true};
+
+	ck_assert_int_eq(bw_learn_add(s, &l), 0);
 }
 
 /* The comment line before `rule` holds `want`. */
@@ -770,6 +803,119 @@ START_TEST(on_disk_what_cannot_be_checked_is_refused)
 }
 END_TEST
 
+/*
+ * A web server's document root, named by the configuration it read: what it
+ * served while learning was a sample, the next request asks for another file.
+ */
+#define NGINX "/usr/sbin/nginx"
+
+static const struct fake_entry site[] = {{"/srv", DIR_(0755)},
+					  {"/srv/conf", DIR_(0755)},
+					  {"/srv/conf/nginx.conf", REG(0644)},
+					  {"/srv/www", DIR_(0755)},
+					  {"/srv/www/index.html", REG(0644)},
+					  {"/srv/www/a", DIR_(0755)},
+					  {"/srv/www/a/b.html", REG(0644)},
+					  {"/srv/www/unread.html", REG(0644)},
+					  {"/srv/old", DIR_(0755)},
+					  {"/srv/old/x.html", REG(0644)},
+					  {"/srv/keys", DIR_(0755)},
+					  {"/srv/keys/a.txt", REG(0644)},
+					  {"/srv/keys/server.key", REG(0644)},
+					  {"/srv/logs", DIR_(0755)},
+					  {"/srv/logs/access.log", REG(0644)},
+					  {"/srv/www.log", REG(0644)},
+					  {NULL, 0}};
+
+static const struct fake_text site_conf[] = {
+    {"/srv/conf/nginx.conf", "# root /srv/old;\n"
+			     "server {\n"
+			     "\tlisten 127.0.0.1:8080; root \"/srv/www/\"; # was /srv/old\n"
+			     "\taccess_log /srv/logs/access.log;\n"
+			     "\tlocation /img/ { }\n"
+			     "\tssl_certificate_key /srv/keys/server.key; include /srv/keys;\n"
+			     "\terror_log /srv/www.log; proxy_pass http://x/srv/old;\n"
+			     "}\n"},
+    {"/etc/nginx.conf", "root /srv/www;\n"},
+    {NULL, NULL}};
+
+/* The learned set of one run of the site: conf_here says how the conf was seen. */
+static struct bw_learn_set *site_run(const char *conf, bool conf_here, const char *reader)
+{
+	struct bw_learn_set *s = bw_learn_new();
+
+	if (conf_here)
+		add_here(s, R, conf, NGINX);
+	else
+		add_file(s, R, conf, NGINX);
+	add_here(s, R, "/srv/www/index.html", reader);
+	add_here(s, R, "/srv/www/a/b.html", reader);
+	add_here(s, R, "/srv/old/x.html", NGINX);
+	add_here(s, R, "/srv/keys/a.txt", NGINX);
+	add_here(s, W, "/srv/logs/access.log", NGINX);
+	return s;
+}
+
+static struct loaded site_load(struct bw_learn_set *s, unsigned flags)
+{
+	struct fake_fs f = {.v = site, .texts = site_conf};
+	struct bw_learn_fs fs = fake(&f);
+	struct bw_learn_opts o = {.fs = &fs, .flags = flags};
+	struct loaded l = gen_load(s, &o);
+
+	check_invariants(&l);
+	bw_learn_free(s);
+	return l;
+}
+
+START_TEST(content_roots_named_by_the_configuration)
+{
+	struct loaded l = site_load(site_run("/srv/conf/nginx.conf", true, NGINX), 0);
+
+	expect_line(l.text, "allow file r /srv/www/**");
+	expect_note(l.text, "allow file r /srv/www/**",
+		    "generalised from 2 learned files: a content root, named in "
+		    "/srv/conf/nginx.conf:3, a configuration file the same program read");
+	ck_assert(file_ok(&l, "/srv/www/unread.html", R));
+	ck_assert(file_ok(&l, "/srv/www/new/page.html", R));
+	ck_assert(!file_ok(&l, "/srv/www/index.html", W));
+	/* Named in a comment, behind a URL, as a file, as nothing on disk, or over a key. */
+	ck_assert(!rule_with(l.text, "/srv/old/**"));
+	ck_assert(!file_ok(&l, "/srv/old/y.html", R));
+	ck_assert(!rule_with(l.text, "/srv/logs/**"));
+	ck_assert(!rule_with(l.text, "/img"));
+	ck_assert(!rule_with(l.text, "/srv/keys/**"));
+	ck_assert(!file_ok(&l, "/srv/keys/server.key", R));
+	expect_line(l.text, "allow file w /srv/logs/access.log");
+	loaded_free(&l);
+}
+END_TEST
+
+START_TEST(content_roots_need_the_same_file_and_program)
+{
+	struct loaded l;
+
+	/* The configuration seen at another name (a container's): not read here. */
+	l = site_load(site_run("/srv/conf/nginx.conf", false, NGINX), 0);
+	ck_assert(!rule_with(l.text, "/**"));
+	loaded_free(&l);
+	/* The files below read by another program than the one that read it. */
+	l = site_load(site_run("/srv/conf/nginx.conf", true, "/usr/bin/cat"), 0);
+	ck_assert(!rule_with(l.text, "/srv/www/**"));
+	loaded_free(&l);
+	/* The host's own settings, directly in /etc. */
+	l = site_load(site_run("/etc/nginx.conf", true, NGINX), 0);
+	ck_assert(!rule_with(l.text, "/**"));
+	loaded_free(&l);
+	/* --exact. */
+	l = site_load(site_run("/srv/conf/nginx.conf", true, NGINX),
+		      BW_LEARN_NO_FANOUT | BW_LEARN_NO_VOLATILE);
+	ck_assert(!rule_with(l.text, "/**"));
+	expect_line(l.text, "allow file r /srv/www/index.html");
+	loaded_free(&l);
+}
+END_TEST
+
 Suite *learn_generalise_suite(void)
 {
 	Suite *s = suite_create("learn_generalise");
@@ -790,6 +936,8 @@ Suite *learn_generalise_suite(void)
 	tcase_add_test(tc, secrets_recognised_on_disk);
 	tcase_add_test(tc, on_disk_the_workloads_own_files_are_not_secrets);
 	tcase_add_test(tc, on_disk_what_cannot_be_checked_is_refused);
+	tcase_add_test(tc, content_roots_named_by_the_configuration);
+	tcase_add_test(tc, content_roots_need_the_same_file_and_program);
 	suite_add_tcase(s, tc);
 	return s;
 }

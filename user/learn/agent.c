@@ -60,7 +60,8 @@ static void own_proc_as_self(char *path, size_t size)
 }
 
 /* A learn record, decoded into what the profile writer aggregates. */
-void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe)
+void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe,
+		    bool here)
 {
 	struct bw_learned l = {};
 	char name[BW_PATH_BUF + 1], comm[BW_COMM_LEN + 1];
@@ -145,6 +146,8 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	snprintf(name, sizeof(name), "%.*s", (int)ev->path_len, path);
 	if (ev->flags & BW_EVF_OWN_PROC)
 		own_proc_as_self(name, sizeof(name));
+	else
+		l.here = here && !(ev->flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED));
 	l.path = name;
 	bw_learn_add(ctx, &l);
 }
@@ -189,12 +192,55 @@ static int host_list(void *ctx, const char *dir,
 	return ret;
 }
 
+/* O_NONBLOCK: a FIFO put at a learned file's name opens and reads as nothing. */
+static long host_read(void *ctx, const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	size_t n = 0;
+	long ret;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if ((size_t)st.st_size > cap) {
+		ret = -EFBIG;
+		goto out;
+	}
+	while (n < cap) {
+		ssize_t got = read(fd, buf + n, cap - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
+	}
+	ret = (long)n;
+out:
+	close(fd);
+	return ret;
+}
+
 /*
  * The paths are the governed processes' own: for a container, this host's file
- * at the same path may be another file, or none. The writer only refuses on what
- * it finds, so a wrong look makes a profile stricter, never wider.
+ * at the same path may be another file, or none. So the writer refuses on what
+ * it finds, and reads a file's contents (content roots) only where the agent
+ * saw the process's object at the same name (bw_learned.here).
  */
-const struct bw_learn_fs bw_learn_host_fs = {.mode = host_mode, .list = host_list};
+const struct bw_learn_fs bw_learn_host_fs = {
+    .mode = host_mode, .list = host_list, .read = host_read};
 
 unsigned bw_learn_min_children; /* 0: the writer's default */
 unsigned bw_learn_flags;

@@ -5,9 +5,11 @@
  * (docs/learn.md, "Generalisation"). Files only: programs and endpoints stay
  * exact.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bpfwarden.h"
 #include "internal.h"
@@ -69,6 +71,12 @@ static int cands_settle(struct bw_wctx *w)
 				into->fanout += c->fanout;
 				into->fanout_bits |= c->fanout_bits;
 			}
+			if (c->named_by && !into->named_by) {
+				into->named_by = c->named_by;
+				into->named_line = c->named_line;
+				c->named_by = NULL;
+			}
+			free(c->named_by);
 			/* The smallest example, whatever order qsort left them in. */
 			if (c->vol && (!into->vol || strcmp(c->vol, into->vol) < 0)) {
 				char *t = into->vol;
@@ -304,6 +312,167 @@ static int fanout_cands(struct bw_wctx *w, size_t *cap)
 	return ret;
 }
 
+/*
+ * Content roots. A web server serves a document root, a database reads its
+ * data directory, a queue its spool: while learning, the workload reads a
+ * sample of what is there, and the next request asks for another file (or
+ * one added since). Its own configuration says where the population is: a
+ * directory named in a file the workload read, below which the same program
+ * read files, is allowed for reading as a whole (`allow file r DIR/` `**`),
+ * if a subtree rule for reading may be written there (bw_refused: never a
+ * system directory, never secrets, nothing private on disk).
+ *
+ * What counts as configuration: a regular text file of at most
+ * BW_CONF_BYTES that the agent saw at the same name as the process did
+ * (bw_lobj.here: a container's /etc/nginx/nginx.conf is not this host's),
+ * outside the system's own code and data (/usr, /lib*, /bin, /sbin, /boot),
+ * the kernel's files (/proc, /sys, /dev, /run) and the host's own settings
+ * directly in /etc (passwd, hosts, ...: name a home directory or a mount
+ * point, not a service's content). Lines beginning with `;`, and what
+ * follows a `#` at a line's start or after a blank, are comments. A name there is a path when it begins with "/" and holds no
+ * "//", "." or ".." component; one that names a file, or nothing on disk,
+ * is not a content root. Writes stay as learned: a directory a service
+ * reads from is not one it may write to.
+ */
+#define BW_CONF_BYTES (64 * 1024)
+#define BW_CONF_FILES 64    /* configuration files read per profile */
+#define BW_CONF_NAMES 4096 /* paths looked at per profile */
+
+static bool conf_file(const struct bw_lobj *o)
+{
+	static const char *const outside[] = {"/usr/", "/lib", "/bin/", "/sbin/", "/boot/",
+					      "/proc/", "/sys/", "/dev/", "/run/"};
+	const char *p = o->path, *leaf;
+
+	if (o->cat != BW_CAT_FILE || !o->here || !(o->access & BW_ACC_R) || !p || p[0] != '/')
+		return false;
+	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++)
+		if (!strncmp(p, outside[i], strlen(outside[i])))
+			return false;
+	leaf = strrchr(p, '/') + 1;
+	if (!strncmp(p, "/etc/", 5) && leaf == p + 5)
+		return false;
+	return !bw_learn_key_like(leaf, strlen(leaf));
+}
+
+static bool progs_meet(const struct bw_progs *a, const struct bw_progs *b)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		for (unsigned j = 0; j < b->n; j++)
+			if (!strcmp(a->v[i], b->v[j]))
+				return true;
+	return false;
+}
+
+static bool path_byte(unsigned char c)
+{
+	return isalnum(c) || (c && strchr("/._-+@~%", c));
+}
+
+/* "/a/b" with no empty, "." or ".." component, and more than "/". */
+static bool plain_path(const char *t, size_t n)
+{
+	if (n < 2 || t[0] != '/')
+		return false;
+	for (size_t i = 0; i < n;) {
+		size_t c = 0;
+
+		i++; /* the '/' */
+		while (i + c < n && t[i + c] != '/')
+			c++;
+		if (!c || (c == 1 && t[i] == '.') || (c == 2 && t[i] == '.' && t[i + 1] == '.'))
+			return false;
+		i += c;
+	}
+	return true;
+}
+
+/* dir a content root of conf's (named on `line`)? Then a candidate. */
+static int content_root(struct bw_wctx *w, size_t *cap, const struct bw_lobj *conf, char *dir,
+			size_t dlen, unsigned line)
+{
+	const struct bw_refusal *r;
+	unsigned mode;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < w->nfr; i++) {
+		const struct bw_fres *f = &w->fr[i];
+
+		if (!f->pinned && (f->bits & BW_ACC_R) && !strncmp(f->o->path, dir, dlen) &&
+		    f->o->path[dlen] == '/' && progs_meet(&f->o->progs, &conf->progs))
+			break;
+	}
+	if (i == w->nfr)
+		return 0;
+	if (w->fs->mode(w->fs->ctx, dir, &mode) || !S_ISDIR(mode))
+		return 0;
+	ret = bw_refused(w, dir, BW_ACC_R, &r);
+	if (ret || r->why)
+		return ret;
+	ret = cand_push(w, cap, dir, dlen, BW_ACC_R);
+	if (ret)
+		return ret;
+	w->cands[w->ncands - 1].named_by = strdup(conf->path);
+	w->cands[w->ncands - 1].named_line = line;
+	return w->cands[w->ncands - 1].named_by ? 0 : -ENOMEM;
+}
+
+static int content_root_cands(struct bw_wctx *w, size_t *cap)
+{
+	char *buf = malloc(BW_CONF_BYTES + 1);
+	unsigned files = 0, names = 0;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->nfiles && !ret && files < BW_CONF_FILES; i++) {
+		const struct bw_lobj *conf = w->files[i];
+		unsigned line = 1;
+		long n;
+
+		if (!conf_file(conf))
+			continue;
+		n = w->fs->read(w->fs->ctx, conf->path, buf, BW_CONF_BYTES);
+		if (n <= 0 || memchr(buf, '\0', (size_t)n))
+			continue; /* unreadable, empty or not text */
+		files++;
+		buf[n] = '\0';
+		for (char *p = buf; *p && !ret && names < BW_CONF_NAMES; line++) {
+			char *eol = strchrnul(p, '\n'), *q = p;
+
+			while (q < eol && (*q == ' ' || *q == '\t'))
+				q++;
+			if (*q == ';')
+				q = eol;
+			for (; q < eol && !ret; q++) {
+				if (*q == '#' && (q == p || q[-1] == ' ' || q[-1] == '\t'))
+					break;
+				size_t t = 0;
+
+				if (*q != '/' || (q > p && path_byte((unsigned char)q[-1])))
+					continue;
+				while (q + t < eol && path_byte((unsigned char)q[t]))
+					t++;
+				while (t > 1 && q[t - 1] == '/')
+					t--;
+				if (plain_path(q, t)) {
+					char save = q[t];
+
+					names++;
+					q[t] = '\0';
+					ret = content_root(w, cap, conf, q, t, line);
+					q[t] = save;
+				}
+				q += t - 1;
+			}
+			p = *eol ? eol + 1 : eol;
+		}
+	}
+	free(buf);
+	return ret;
+}
+
 /* Coverage: the bits of every live rule on the file or a directory above it. */
 static int coverage(struct bw_wctx *w)
 {
@@ -358,6 +527,8 @@ int bw_generalise(struct bw_wctx *w)
 	}
 	if (!ret && !(w->flags & BW_LEARN_NO_FANOUT) && w->nfr)
 		ret = fanout_cands(w, &cap);
+	if (!ret && !(w->flags & BW_LEARN_NO_FANOUT) && w->nfr && w->fs && w->fs->read)
+		ret = content_root_cands(w, &cap);
 	if (!ret)
 		ret = cands_settle(w);
 	if (!ret)
@@ -370,6 +541,7 @@ void bw_cands_free(struct bw_wctx *w)
 	for (size_t i = 0; i < w->ncands; i++) {
 		free(w->cands[i].dir);
 		free(w->cands[i].vol);
+		free(w->cands[i].named_by);
 		bw_progs_free(&w->cands[i].progs);
 	}
 	free(w->cands);

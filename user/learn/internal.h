@@ -46,6 +46,7 @@ struct bw_lobj {
 	uint16_t port;
 	unsigned long long count;
 	struct bw_progs progs;
+	bool here; /* seen by the agent at path too: bw_learned.here */
 };
 
 struct bw_learn_set {
@@ -118,6 +119,8 @@ struct bw_cand {
 	const char *vol_why;
 	bool dead;	/* an ancestor's rule covers it */
 	bool read_back; /* written only: read too, the workload's own (generalise.c) */
+	char *named_by;	/* a content root: the configuration file that names it */
+	unsigned named_line;
 	unsigned long long count;
 	size_t nfiles;
 	struct bw_progs progs;

@@ -39,6 +39,12 @@ struct bw_learned {
 	 * learned rule's "seen N times" (user/learn/merge.c). */
 	unsigned long long count;
 	bool more_programs; /* programs did it that are not named ("and others") */
+	/*
+	 * The agent sees the object at `path` too (the process's view was the
+	 * agent's, or the agent found the same name for it): what the writer
+	 * reads there is what the process read. False when unknown (a merge).
+	 */
+	bool here;
 };
 
 struct bw_learn_set;
@@ -84,6 +90,10 @@ struct bw_learn_fs {
 	 * it returns non-zero, which list returns; 0 when done, or -errno. */
 	int (*list)(void *ctx, const char *dir,
 		    int (*each)(void *arg, const char *name, unsigned mode), void *arg);
+	/* The bytes of regular file path, symlinks not followed, into buf: their
+	 * number, -EFBIG when there are more than cap, or -errno. NULL: the writer
+	 * reads nothing (no content roots, "Generalisation" in docs/learn.md). */
+	long (*read)(void *ctx, const char *path, char *buf, size_t cap);
 	void *ctx;
 };
 

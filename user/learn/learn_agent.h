@@ -6,7 +6,8 @@
 #include "learn.h"
 
 /* struct bw_events.on_learn: add one learn record to the set (ctx). */
-void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe);
+void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe,
+		    bool here);
 
 /* The host's file system, as the profile writer may look at it for secrets. */
 extern const struct bw_learn_fs bw_learn_host_fs;

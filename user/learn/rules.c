@@ -204,6 +204,13 @@ int bw_write_files(FILE *f, struct bw_wctx *w)
 				bw_put_comment(f, c->vol);
 				fprintf(f, "' (%s)", c->vol_why);
 			}
+			if (c->named_by) {
+				fputs(c->fanout || c->vol ? ", and" : ":", f);
+				fputs(" a content root, named in ", f);
+				bw_put_comment(f, c->named_by);
+				fprintf(f, ":%u, a configuration file the same program read",
+					c->named_line);
+			}
 			if (c->read_back)
 				fputs("; read too: written only, a directory the workload writes "
 				      "names into is its own, read back at its next start",

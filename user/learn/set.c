@@ -301,6 +301,7 @@ int bw_learn_add(struct bw_learn_set *s, const struct bw_learned *l)
 			if (ret)
 				goto out;
 			x->progs.more |= l->more_programs;
+			x->here |= l->here;
 			x->access |= o.access;
 			x->count += l->count ? l->count : 1;
 			s->events += l->count ? l->count : 1;
@@ -322,6 +323,7 @@ int bw_learn_add(struct bw_learn_set *s, const struct bw_learned *l)
 	if (ret)
 		goto out;
 	o.progs.more |= l->more_programs;
+	o.here = l->here;
 	o.count = l->count ? l->count : 1;
 	s->v[s->n] = o;
 	s->tab[j] = ++s->n;
