@@ -351,7 +351,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 	}
 	if (d.verdict != BW_V_DENY) {
 		bw_opstat(policy, op, cg->mode, 1);
-		if (keep && !flags)
+		if (keep && !(flags & ~BW_DF_EXEC))
 			*keep = BW_DC_ALLOW;
 		return 0;
 	}
@@ -371,10 +371,11 @@ deny:
 		obj.b = BPF_CORE_READ(dentry, d_name.hash);
 	}
 	o = bw_deny_outcome(cgid, cg, pol, d.rule, op, access, flags, &obj);
-	if (keep && o.learned && !flags)
+	if (keep && o.learned && !(flags & ~BW_DF_EXEC))
 		*keep = BW_DC_LEARNED;
 	if (o.type) {
-		bw_event_head(&s->ev, cgid, policy, o, op, access, d.rule, flags & 0xff);
+		bw_event_head(&s->ev, cgid, policy, o, flags & BW_DF_EXEC ? BW_OP_EXEC : op, access,
+			      d.rule, flags & 0xff);
 		if (flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED))
 			s->ev.dev = t->dev;
 		if (flags & BW_EVF_DISCONNECTED)
@@ -415,6 +416,8 @@ static __always_inline int bw_decide_file(__u64 cgid, struct bw_cgroup *cg, stru
 	if (!s)
 		return -EACCES;
 	len = bw_path_of_file(s, file, &flags, &obj);
+	if (op == BW_OP_OPEN && (file->f_flags & __FMODE_EXEC))
+		flags |= BW_DF_EXEC;
 	has_mnt = !(flags & (BW_EVF_FS_RELATIVE | BW_EVF_DISCONNECTED));
 	/*
 	 * f_inode is the object's inode whichever dentry names it (an overlay's

@@ -276,6 +276,13 @@ static __always_inline bool bw_layer_file(struct file *file)
  * layer's, whose overlay file was decided by its path just before.
  */
 #define BW_DF_LAYER 0x100
+/*
+ * Not an event flag either: an open of a program for its exec (the kernel's
+ * open_exec: the program, its `#!` interpreter, its ELF interpreter). It is
+ * decided and counted as the read it is, and a refusal is told as an exec
+ * with access r: the program was refused, not a read of it.
+ */
+#define BW_DF_EXEC 0x200
 
 /* One of the inode's own dentries (any name of it will do for the pin climb), or NULL. */
 static __always_inline struct dentry *bw_alias_of(struct inode *inode)

@@ -127,7 +127,7 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 		return;
 	}
 	a->events++;
-	if (ev->op == BW_OP_EXEC)
+	if (ev->op == BW_OP_EXEC && !(ev->access & BW_ACC_R))
 		c->programs++;
 	else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG ||
 		 ev->op == BW_OP_SOCKET || ev->op == BW_OP_RECEIVE_NET ||

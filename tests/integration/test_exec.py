@@ -76,6 +76,20 @@ def test_script_needs_its_interpreter():
     check_eq(d[0]["path"], os.path.realpath("/bin/sh"), "the interpreter is what was refused")
 
 
+def test_a_program_that_may_not_be_read_is_a_refused_exec():
+    """The kernel opens a program to run it, and that open is decided by the
+    file rules: a refusal there is told as the exec it stopped (access r),
+    with the rule that refused it; a plain read of the same file stays an
+    open."""
+    p = profile(BASE + "allow exec /usr/bin/id\ndeny file r /usr/bin/id\n")
+    r = expect(p, [("run:/usr/bin/id,-u", EACCES)])
+    d = [(e["op"], e["path"], e["access"], e["rule"]) for e in denials(r.events)]
+    check_eq(d, [("exec", "/usr/bin/id", "r", rule_of(p, "deny file r /usr/bin/id"))], "events")
+    r = run(p, [PY, "-c", "open('/usr/bin/id', 'rb')"])
+    d = [(e["op"], e["path"], e["access"]) for e in denials(r.events)]
+    check_eq(d, [("open", "/usr/bin/id", "r")], "a read of it")
+
+
 def test_audit_mode_runs_and_logs():
     p = profile(BASE)
     r = run(p, [PY, DRIVER, "run:/usr/bin/true"], mode="audit")
@@ -89,6 +103,7 @@ TESTS = [
     test_copies_links_and_the_loader,
     test_execveat_empty_path_and_memfd,
     test_script_needs_its_interpreter,
+    test_a_program_that_may_not_be_read_is_a_refused_exec,
     test_audit_mode_runs_and_logs,
 ]
 

@@ -86,7 +86,8 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 		bw_learn_add(ctx, &l);
 		return;
 	}
-	switch (ev->op) {
+	/* An exec whose program could not be read (BW_DF_EXEC): the read is what to allow. */
+	switch (ev->op == BW_OP_EXEC && (ev->access & BW_ACC_R) ? BW_OP_OPEN : ev->op) {
 	case BW_OP_EXEC:
 	case BW_OP_MMAP:
 	case BW_OP_MPROTECT:
