@@ -154,20 +154,57 @@ static int remove_cgroup_tree(const char *cgdir)
 	return rmdir(cgdir) ? -errno : 0;
 }
 
+/*
+ * Can the caller's own cgroup take the command's below it? Not the root
+ * (the old place, <cgroup2>/bpfwarden, is kept for callers there), and a
+ * domain: a threaded cgroup's children take no new process.
+ */
+static bool caller_cgroup_fits(const char *self, const char *root)
+{
+	char path[PATH_MAX + 16], type[32];
+
+	if (!strcmp(self, root))
+		return false;
+	snprintf(path, sizeof(path), "%s/cgroup.type", self);
+	return bw_read_file(path, type, sizeof(type)) > 0 && !strcmp(type, "domain\n");
+}
+
+/*
+ * The command's cgroup goes below the caller's own when it may, so that the
+ * command stays in the caller's systemd unit or scope, a CI job's cgroup, a
+ * container: the limits set there (MemoryMax=, TasksMax=, pids.max) and its
+ * end (KillMode=, cgroup.kill) reach the command, and the subtree's owner
+ * sees it as its own. Else (the caller in the root cgroup or a threaded one,
+ * or a mkdir refused there: cgroup.max.descendants, cgroup.max.depth, a
+ * read-only cgroup mount) at <cgroup2>/bpfwarden, outside every unit.
+ */
 static int make_run_cgroup(char *out, size_t len)
 {
-	char root[PATH_MAX];
+	char root[PATH_MAX], self[PATH_MAX];
 	int ret;
 
 	ret = bw_cgroup_root(root, sizeof(root));
 	if (ret)
 		return ret;
+	if (!bw_cgroup_self(self, sizeof(self)) && caller_cgroup_fits(self, root)) {
+		errno = ENAMETOOLONG;
+		if ((size_t)snprintf(out, len, "%s/bpfwarden-run-%d", self, getpid()) < len &&
+		    !mkdir(out, 0755)) {
+			bw_dbg("the command's cgroup: %s, below this process's own",
+			       bw_cgroup_rel(out));
+			return 0;
+		}
+		bw_dbg("cannot make a cgroup below this process's own, %s (%s): the command's goes "
+		       "under /bpfwarden",
+		       bw_cgroup_rel(self), strerror(errno));
+	}
 	snprintf(out, len, "%s/bpfwarden", root);
 	if (mkdir(out, 0755) && errno != EEXIST)
 		return -errno;
 	snprintf(out, len, "%s/bpfwarden/run-%d", root, getpid());
 	if (mkdir(out, 0755))
 		return -errno;
+	bw_dbg("the command's cgroup: %s", bw_cgroup_rel(out));
 	return 0;
 }
 
@@ -314,9 +351,11 @@ static const struct argp_option options[] = {
 static const struct argp argp = {
     options, parse, "-- CMD [ARG...]",
     "Run a command under a profile. CMD starts in a new cgroup, governed before CMD's first "
-    "instruction; when it exits, the cgroup is emptied and removed, and the exit status is "
-    "CMD's (128+N if a signal N ended it); bpfwarden's own failure is 125, a CMD that cannot "
-    "run or that the profile refuses 126, a CMD not found 127.\v"
+    "instruction: below the caller's own cgroup, so that the caller's unit or scope still "
+    "limits and ends it, or under /bpfwarden when the caller's is the root or cannot take a "
+    "child (--verbose says which); when it exits, the cgroup is emptied and removed, and the "
+    "exit status is CMD's (128+N if a signal N ended it); bpfwarden's own failure is 125, a CMD "
+    "that cannot run or that the profile refuses 126, a CMD not found 127.\v"
     "With --mode learn, nothing is blocked but what the profile denies, and --output writes "
     "what CMD did as a profile. The first argument that is not an option starts CMD."};
 

@@ -897,6 +897,79 @@ def test_run_exit_status_and_cleanup():
     check("governed cgroups:\n  none" in st, "nothing governed after run:\n" + st)
 
 
+def test_run_stays_in_the_callers_cgroup():
+    """run makes its command's cgroup below the caller's own, the way a
+    systemd unit or a CI job holds its processes: the caller's pids.max (a
+    unit's TasksMax=) still limits the command, the profile governs it there,
+    and nothing is left behind. A caller whose cgroup takes no child gets the
+    command under /bpfwarden, and --verbose says why."""
+    write(S + "/secret", "s\n")
+    root = cgroup_root()
+    unit = os.path.join(root, "bwtest-unit")
+    os.makedirs(unit, exist_ok=True)
+    had_pids = "pids" in read(root + "/cgroup.subtree_control").split()
+    if not had_pids:
+        write(root + "/cgroup.subtree_control", "+pids")
+    prog = ("import errno, os, time\n"
+            "print(open('/proc/self/cgroup').read().strip())\n"
+            "try:\n    open(%r)\n    print('read')\n"
+            "except OSError as e:\n    print(errno.errorcode[e.errno])\n"
+            "n = 0\n"
+            "try:\n"
+            "    while n < 40:\n"
+            "        if os.fork() == 0:\n            time.sleep(60)\n            os._exit(0)\n"
+            "        n += 1\n"
+            "    print(n, 'forks')\n"
+            "except OSError as e:\n    print(n, errno.errorcode[e.errno])\n") % (S + "/secret")
+    p = profile("default allow\ndeny file r %s/secret\n" % S)
+
+    def run_in_unit():
+        log = S + "/unit.log"
+        if os.path.exists(log):
+            os.unlink(log)
+        cmd = ('echo $$ > %s/cgroup.procs && exec %s run --verbose --log %s --profile %s -- '
+               '%s -c "$0"' % (unit, BW, log, p, sys.executable))
+        r = subprocess.run(["sh", "-c", cmd, prog], capture_output=True, text=True, timeout=120)
+        d = [(e["path"], e["cgroup"]["path"]) for e in denials(events(log))]
+        return r, r.stdout.split("\n")[:-1], d
+
+    try:
+        write(unit + "/pids.max", "16")
+        r, out, d = run_in_unit()
+        check_eq(r.returncode, 0, "the command's status (stderr: %s)" % r.stderr[-2000:])
+        check(len(out) == 3 and out[0].startswith("0::/bwtest-unit/bpfwarden-run-"),
+              "the command's cgroup is below the caller's: %r" % out)
+        where = out[0][3:]
+        check("the command's cgroup: %s, below this process's own" % where in r.stderr,
+              "--verbose says where: " + r.stderr[-2000:])
+        check_eq(out[1], "EACCES", "the profile governs the command there")
+        check_eq(d, [(S + "/secret", where)], "the denial, with the command's cgroup")
+        n, why = out[2].split()
+        check(why == "EAGAIN" and int(n) < 16,
+              "the caller's pids.max limits the command: %s" % out[2])
+        check_eq([c for c in os.listdir(unit) if c.startswith("bpfwarden-run-")], [],
+                 "cgroups left below the caller's")
+
+        write(unit + "/pids.max", "max")
+        write(unit + "/cgroup.max.descendants", "0")
+        r, out, d = run_in_unit()
+        check_eq(r.returncode, 0, "the command's status (stderr: %s)" % r.stderr[-2000:])
+        check(len(out) == 3 and out[0].startswith("0::/bpfwarden/run-"),
+              "a caller whose cgroup takes no child: under /bpfwarden: %r" % out)
+        check("cannot make a cgroup below this process's own, /bwtest-unit (Resource "
+              "temporarily unavailable): the command's goes under /bpfwarden" in r.stderr,
+              "--verbose says why: " + r.stderr[-2000:])
+        check_eq(out[1], "EACCES", "the profile governs the command there too")
+        check_eq(out[2], "40 forks", "outside the caller's cgroup, its limit is not the command's")
+    finally:
+        os.rmdir(unit)
+        if not had_pids:
+            try:
+                write(root + "/cgroup.subtree_control", "-pids")
+            except OSError:
+                pass
+
+
 def test_bad_profile_changes_nothing():
     """A profile that does not parse, or parses and does not compile, is
     refused with a diagnostic and leaves the running policy as it was: the
@@ -976,6 +1049,7 @@ TESTS = [
     test_learn_mode_and_switching_modes,
     test_on_deny_kill_ends_the_whole_cgroup,
     test_run_exit_status_and_cleanup,
+    test_run_stays_in_the_callers_cgroup,
     test_bad_profile_changes_nothing,
 ]
 
