@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "util.h"
 
 /*
  * `include` each of names, after the bases' lines (w->base_text) when
@@ -214,6 +215,9 @@ unsigned bw_fold_min(const char *name)
 
 int bw_fold_all(struct bw_wctx *w, const char *const *names)
 {
+	struct bw_profile *bp = NULL; /* the bases alone, compiled into bc */
+	struct bw_compiled bc;
+	bool have_bc = false;
 	const char **inc = NULL;
 	bool *base_allows = NULL;
 	size_t ninc = 0, i, j;
@@ -235,20 +239,20 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 		goto out;
 	}
 	if (w->nbases) {
-		struct bw_profile *bp;
-		struct bw_compiled bc;
-
 		ret = load_abstractions(w, true, NULL, 0, &bp, &bc, why, sizeof(why));
-		if (ret)
-			goto out; /* the bases load alone; kept together, they may not */
+		if (ret) {
+			/* Each base loaded alone; kept together, they may pass a limit. */
+			bw_err("the rules kept from the starting profiles do not load together: %s",
+			       why);
+			goto out;
+		}
+		have_bc = true;
 		for (j = 0; j < w->s->n; j++) {
 			struct bw_ostate v;
 
 			decide(&bc, &w->s->v[j], &v);
 			base_allows[j] = (v.need & ~v.allowed) == 0;
 		}
-		bw_compiled_free(&bc);
-		bw_profile_free(bp);
 	}
 	for (i = 0, w->nfolds = 0; names && names[i]; i++) {
 		struct bw_fold *fo = &w->folds[w->nfolds];
@@ -277,10 +281,21 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 			inc[ninc++] = fo->name;
 	}
 	ret = 0;
-	if (ninc || w->nbases) {
+	if (!ninc && have_bc) {
+		/* Nothing included: what decides is the bases' compile, already made. */
+		w->cp = bp;
+		w->cc = bc;
+		w->have_cc = true;
+		have_bc = false;
+	} else if (ninc || w->nbases) {
 		ret = load_abstractions(w, true, inc, ninc, &w->cp, &w->cc, why, sizeof(why));
-		if (ret)
-			goto out; /* each loads alone; together they may pass a limit */
+		if (ret) {
+			/* Each loads alone; together they may pass a limit. */
+			bw_err("the kept rules and the abstractions included do not load together: "
+			       "%s",
+			       why);
+			goto out;
+		}
 		w->have_cc = true;
 	}
 	for (j = 0; j < w->s->n; j++) {
@@ -292,6 +307,10 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 		}
 	}
 out:
+	if (have_bc) {
+		bw_compiled_free(&bc);
+		bw_profile_free(bp);
+	}
 	free(base_allows);
 	free(inc);
 	return ret;
