@@ -54,6 +54,9 @@ apt-get install -y -qq --no-install-recommends postgresql-15 redis-server >/dev/
 # machine starts services on install, Debian's site listens on port 80; the test
 # never reaches it.
 apt-get install -y -qq --no-install-recommends nginx >/dev/null
+# CPython's own test suite (test_os, test_shutil, ...), learned and enforced in the
+# guest (tests/integration/test_services.py) as the workload of a Python job.
+apt-get install -y -qq --no-install-recommends libpython3.11-testsuite >/dev/null
 # The Kubernetes node tests' stand-in for kubelet is a Node program (tests/k8s/cri.js),
 # and the manifest checks (tests/deploy/) run on Node too. A Node of the machine's own
 # (these machines have Node 20 with its npm) is kept; else Debian's (Node 18, npm 9).

@@ -23,7 +23,14 @@ fetched, one added since and one in a new subdirectory, across a reload and
 a log rotation, with no refusal: the document root its configuration names
 is a content root. Then what an attacker who can put a symlink in the
 document root, or an alias in the configuration, would read is refused
-(the control, unsandboxed, serves both)."""
+(the control, unsandboxed, serves both).
+
+CPython's own test suite (test_os, test_shutil, test_tempfile, test_glob,
+test_fileio, test_pathlib, test_posixpath), learned over one run and then run
+again under the learned profile: every test passes. Its temporary names are
+new at every run, in the job's own TMPDIR (a job directory, as docs/learn.md
+asks: /tmp itself is never a subtree rule), and its socket tests connect to
+a listener of its own on a port the kernel picks anew at every run."""
 import os
 import pwd
 import signal
@@ -355,11 +362,83 @@ def test_nginx_serves_its_document_root_under_its_learned_profile():
     ng.stop(p)
 
 
+PY_SUITE = ["test_os", "test_shutil", "test_tempfile", "test_glob", "test_fileio", "test_pathlib",
+            "test_posixpath"]
+
+
+def suite_run(args, tmp, log):
+    """python3 -m test PY_SUITE under bpfwarden run ARGS; (result, names of
+    the test cases skipped, names of those that failed or erred)."""
+    import xml.etree.ElementTree as ET
+    env = dict(os.environ, TMPDIR=tmp)
+    junit = S + "/pyjob-results.xml"  # one name for both runs: the job writes it each time
+    r = subprocess.run([BW, "run", "--log", log] + args + ["--", sys.executable, "-m", "test",
+                        "--junit-xml", junit] + PY_SUITE, capture_output=True, text=True,
+                       timeout=900, env=env, cwd=tmp)
+    check("Tests result: SUCCESS" in r.stdout and r.returncode == 0,
+          "the suite (rc %d): %s\nstderr: %s" % (r.returncode, r.stdout[-3000:],
+                                                 r.stderr[-2000:]))
+    cases = list(ET.parse(junit).getroot().iter("testcase"))
+    check(len(cases) > 1000, "test cases in %s: %d" % (junit, len(cases)))
+    skipped = sorted(c.get("name") for c in cases if c.find("skipped") is not None)
+    bad = sorted(c.get("name") for c in cases
+                 if c.find("failure") is not None or c.find("error") is not None)
+    return r, skipped, bad
+
+
+def test_cpython_suite_passes_under_its_learned_profile():
+    if not os.path.exists("/usr/lib/python3.11/test/test_os.py"):
+        raise Skipped("no CPython test suite (tools/install-deps.sh installs "
+                      "libpython3.11-testsuite)")
+    tmp = S + "/pyjob"
+    os.makedirs(tmp)
+    out = S + "/py.profile"
+    r, skipped_learning, bad = suite_run(["--mode", "learn", "--output", out], tmp,
+                                         S + "/pylearn.log")
+    check_eq(bad, [], "tests that failed while learning")
+    with open(out) as f:
+        rules = [l for l in f.read().splitlines() if l and not l.startswith("#")]
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        lo, hi = f.read().split()
+    check("allow file rw %s/**" % tmp in rules, "the job's TMPDIR:\n%s" % "\n".join(rules))
+    check("allow net connect tcp 127.0.0.1:%s-%s" % (lo, hi) in rules,
+          "its own listener's ports:\n%s" % "\n".join(rules))
+    check(not [l for l in rules if l.startswith("allow file") and
+               (l.endswith(" /tmp/**") or "(deleted)" in l)],
+          "no /tmp/**, no dead names of unnamed files:\n%s" % "\n".join(rules))
+
+    log = S + "/pyenforce.log"
+    r, skipped, bad = suite_run(["--profile", out], tmp, log)
+    check_eq(bad, [], "tests that failed under the learned profile")
+    # Left: a unix socket bound below the run's own test directory
+    # (test_pathlib's test_is_socket_true, which skips on EPERM). A unix rule
+    # names one socket, and that directory's name holds the PID.
+    refused = [e for e in events(log) if e["type"] == "deny"]
+    check(all(e["op"] == "bind" and e.get("family") == "unix" and
+              e["unix"].startswith(tmp + "/test_python_") and e["unix"].endswith("/mysock")
+              for e in refused) and len(refused) <= 2,
+          "refusals under the learned profile: %s" % refused)
+    more = sorted(set(skipped) - set(skipped_learning))
+    check(len(more) == len(refused) and all(n.endswith(".test_is_socket_true") for n in more),
+          "tests skipped under the learned profile only: %s (refusals: %s)" % (more, refused))
+
+    # Nothing else: the host's secrets, and writes beside the job's directory.
+    probe = ("import os\n"
+             "for p, m in (('/etc/shadow', 'r'), (%r, 'w')):\n"
+             "    try:\n        open(p, m)\n        print('opened', p)\n"
+             "    except PermissionError:\n        print('refused', p)\n") % (S + "/beside")
+    r = subprocess.run([BW, "run", "--profile", out, "--log", S + "/pyprobe.log", "--",
+                        sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    check_eq(r.stdout.splitlines(), ["refused /etc/shadow", "refused %s/beside" % S],
+             "outside the learned profile (stderr %s)" % r.stderr[-2000:])
+
+
 TESTS = [
     test_postgresql_starts_again_under_its_learned_profile,
     test_postgresql_under_its_profile_reads_nothing_new,
     test_redis_reads_back_its_data_under_its_learned_profile,
     test_nginx_serves_its_document_root_under_its_learned_profile,
+    test_cpython_suite_passes_under_its_learned_profile,
 ]
 
 if __name__ == "__main__":

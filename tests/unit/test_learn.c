@@ -612,6 +612,73 @@ START_TEST(net_forms)
 }
 END_TEST
 
+/*
+ * A listener of the workload's own: port 0 bound on the loopback or a
+ * wildcard, then connects to loopback ports of the ephemeral range. Those are
+ * one range rule per protocol and address, listed for the reviewer; any other
+ * connect stays exact.
+ */
+START_TEST(own_listener_ports)
+{
+	struct bw_learn_set *s = bw_learn_new();
+	struct bw_learn_opts o = {0};
+	uint8_t lo[16], lo6[16] = {[15] = 1}, any[16] = {0}, far[16];
+	char *list = NULL, *t;
+	size_t len = 0;
+	struct loaded l;
+
+	v4(lo, 127, 0, 0, 1);
+	v4(far, 10, 0, 0, 1);
+	add_inet(s, BW_NET_BIND, BW_NET_TCP, lo, 0, "python3");
+	add_inet(s, BW_NET_BIND, BW_NET_UDP, any, 0, "python3");
+	add_inet(s, BW_NET_CONNECT, BW_NET_TCP, lo, 39183, "python3");
+	add_inet(s, BW_NET_CONNECT, BW_NET_TCP, lo, 45737, "python3");
+	add_inet(s, BW_NET_CONNECT, BW_NET_TCP, lo6, 40001, "python3");
+	add_inet(s, BW_NET_CONNECT, BW_NET_UDP, lo, 50000, "python3");
+	add_inet(s, BW_NET_CONNECT, BW_NET_TCP, lo, 5432, "python3");	/* below the range */
+	add_inet(s, BW_NET_CONNECT, BW_NET_TCP, far, 40000, "python3"); /* not the loopback */
+	l = gen_load(s, &o);
+	expect_line(l.text, "allow net connect tcp 127.0.0.1:32768-60999");
+	expect_line(l.text, "allow net connect tcp [::1]:32768-60999");
+	expect_line(l.text, "allow net connect udp 127.0.0.1:32768-60999");
+	expect_line(l.text, "allow net connect tcp 127.0.0.1:5432");
+	expect_line(l.text, "allow net connect tcp 10.0.0.1:40000");
+	ck_assert_ptr_nonnull(strstr(l.text,
+				     "# seen 2 times, by python3; ports 39183, 45737 on the "
+				     "loopback, where it bound tcp port 0 itself"));
+	ck_assert_ptr_null(strstr(l.text, "39183\n"));
+	ck_assert(inet_ok(&l, BW_NET_CONNECT, BW_NET_TCP, lo, 51234));
+	ck_assert(!inet_ok(&l, BW_NET_CONNECT, BW_NET_TCP, lo, 5433));
+	ck_assert(!inet_ok(&l, BW_NET_CONNECT, BW_NET_TCP, far, 40001));
+	check_invariants(&l);
+	loaded_free(&l);
+
+	o.widenings = open_memstream(&list, &len);
+	ck_assert_ptr_nonnull(o.widenings);
+	t = write_text(s, &o);
+	ck_assert_int_eq(fclose(o.widenings), 0);
+	ck_assert_msg(strstr(list,
+			     "  allow net connect tcp 127.0.0.1:32768-60999\n    ports 39183, "
+			     "45737 on the loopback"),
+		      "%s", list);
+	ck_assert_ptr_null(strstr(list, ":5432"));
+	free(list);
+	free(t);
+	bw_learn_free(s);
+
+	/* Without a port 0 bind of that protocol, the same connects stay exact. */
+	s = bw_learn_new();
+	add_inet(s, BW_NET_BIND, BW_NET_UDP, lo, 0, "python3");
+	add_inet(s, BW_NET_BIND, BW_NET_TCP, lo, 8080, "python3");
+	add_inet(s, BW_NET_CONNECT, BW_NET_TCP, lo, 39183, "python3");
+	l = gen_load(s, NULL);
+	expect_line(l.text, "allow net connect tcp 127.0.0.1:39183");
+	ck_assert_ptr_null(strstr(l.text, "32768-"));
+	loaded_free(&l);
+	bw_learn_free(s);
+}
+END_TEST
+
 START_TEST(exec_memfd)
 {
 	struct bw_learn_set *s = bw_learn_new();
@@ -827,6 +894,7 @@ Suite *learn_suite(void)
 	tcase_add_test(tc, fold_nothing_covered_or_missing);
 	tcase_add_test(tc, fold_with_denies);
 	tcase_add_test(tc, net_forms);
+	tcase_add_test(tc, own_listener_ports);
 	tcase_add_test(tc, exec_memfd);
 	tcase_add_test(tc, libraries_and_the_loader);
 	tcase_add_test(tc, bad_input);

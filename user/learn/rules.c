@@ -423,6 +423,18 @@ static void put_exec(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 		    bw_learn_path_problem(o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf)));
 }
 
+/* An address as a rule spells it: a.b.c.d, or [v6] in brackets. */
+static void put_addr(char *buf, size_t len, const uint8_t *a)
+{
+	if (bw_addr_is_mapped(a)) {
+		inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
+	} else {
+		buf[0] = '[';
+		inet_ntop(AF_INET6, a, buf + 1, (socklen_t)len - 2);
+		strcat(buf, "]");
+	}
+}
+
 /* A net rule: raw sockets, the network configuration, a unix name, or an address and a port. */
 static void put_net(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 		    const struct bw_ostate *st)
@@ -448,13 +460,7 @@ static void put_net(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 					    bw_learn_unix_problem(o->path, pbuf, sizeof(pbuf)));
 		return;
 	}
-	if (bw_addr_is_mapped(o->addr)) {
-		inet_ntop(AF_INET, o->addr + 12, buf, sizeof(buf));
-	} else {
-		buf[0] = '[';
-		inet_ntop(AF_INET6, o->addr, buf + 1, sizeof(buf) - 2);
-		strcat(buf, "]");
-	}
+	put_addr(buf, sizeof(buf), o->addr);
 	snprintf(rule, sizeof(rule), "allow net %s %s %s:%u", op,
 		 o->proto == BW_NET_UDP ? "udp" : "tcp", buf, o->port);
 	if (st->blocked)
@@ -496,9 +502,138 @@ int bw_write_execs(FILE *f, const struct bw_wctx *w)
 	return write_section(f, w, BW_CAT_EXEC, obj_ptr_cmp_exec, put_exec);
 }
 
+/* The range the kernel picks a port 0 bind's port from; Linux's default when unread. */
+static void ephemeral_range(const struct bw_wctx *w, unsigned *lo, unsigned *hi)
+{
+	char buf[64];
+	long n;
+
+	*lo = 32768;
+	*hi = 60999;
+	if (!w->fs || !w->fs->read)
+		return;
+	n = w->fs->read(w->fs->ctx, "/proc/sys/net/ipv4/ip_local_port_range", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (sscanf(buf, "%u %u", lo, hi) != 2 || *lo < 1 || *lo > *hi || *hi > 65535) {
+		*lo = 32768;
+		*hi = 60999;
+	}
+}
+
+static bool addr_is_loopback(const uint8_t *a)
+{
+	static const uint8_t v6[16] = {[15] = 1};
+
+	return bw_addr_is_mapped(a) ? a[12] == 127 : !memcmp(a, v6, 16);
+}
+
+static bool addr_is_any(const uint8_t *a)
+{
+	static const uint8_t zero[16];
+
+	return bw_addr_is_mapped(a) ? !memcmp(a + 12, zero, 4) : !memcmp(a, zero, 16);
+}
+
+/*
+ * A workload that binds port 0 on a loopback or wildcard address listens on
+ * a port the kernel picks from its ephemeral range, another at every run; a
+ * connect of the same protocol to a loopback address and a port of that
+ * range is taken to reach that listener of its own (a test suite's local
+ * server, a worker pool's control socket). Such connects are one rule per
+ * protocol and address, over the range: the next run's port is another.
+ */
+struct own_ports {
+	unsigned lo, hi;
+	bool listens[2]; /* [proto == BW_NET_UDP] */
+};
+
+static bool own_connect(const struct own_ports *own, const struct bw_lobj *o,
+			const struct bw_ostate *st)
+{
+	return o->op == BW_NET_CONNECT && (o->proto == BW_NET_TCP || o->proto == BW_NET_UDP) &&
+	       own->listens[o->proto == BW_NET_UDP] && addr_is_loopback(o->addr) &&
+	       o->port >= own->lo && o->port <= own->hi && !st->blocked;
+}
+
+/* v[0..n) are own connects of one protocol and address, sorted by port. */
+static int put_own_connects(FILE *f, const struct own_ports *own, const struct bw_lobj **v,
+			    size_t n)
+{
+	struct bw_progs progs = {0};
+	unsigned long long count = 0;
+	char addr[INET6_ADDRSTRLEN + 4];
+	const char *proto = v[0]->proto == BW_NET_UDP ? "udp" : "tcp";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		count += v[i]->count;
+		if (bw_progs_merge(&progs, &v[i]->progs)) {
+			bw_progs_free(&progs);
+			return -ENOMEM;
+		}
+	}
+	put_addr(addr, sizeof(addr), v[0]->addr);
+	put_seen(f, count, &progs);
+	fprintf(f, "; port%s ", n == 1 ? "" : "s");
+	for (i = 0; i < n && i < 4; i++)
+		fprintf(f, "%s%u", i ? ", " : "", v[i]->port);
+	if (n > 4)
+		fprintf(f, " and %zu more", n - 4);
+	fprintf(f,
+		" on the loopback, where it bound %s port 0 itself: a listener of its own, on a "
+		"port the kernel picks anew at every run from its ephemeral range\n"
+		"allow net connect %s %s:%u-%u\n",
+		proto, proto, addr, own->lo, own->hi);
+	bw_progs_free(&progs);
+	return 0;
+}
+
 int bw_write_net(FILE *f, const struct bw_wctx *w)
 {
-	return write_section(f, w, BW_CAT_NET, obj_ptr_cmp_net, put_net);
+	const struct bw_lobj **v = calloc(w->s->n + 1, sizeof(*v));
+	struct own_ports own = {0};
+	size_t n = 0, i, j;
+	int ret = 0;
+
+	if (!v)
+		return -ENOMEM;
+	ephemeral_range(w, &own.lo, &own.hi);
+	for (i = 0; i < w->s->n; i++) {
+		const struct bw_lobj *o = &w->s->v[i];
+
+		if (o->cat != BW_CAT_NET)
+			continue;
+		if (!(w->flags & BW_LEARN_NO_VOLATILE) && o->op == BW_NET_BIND &&
+		    (o->proto == BW_NET_TCP || o->proto == BW_NET_UDP) && !o->port &&
+		    (addr_is_loopback(o->addr) || addr_is_any(o->addr)))
+			own.listens[o->proto == BW_NET_UDP] = true;
+		if (w->st[i].need & ~w->st[i].allowed)
+			v[n++] = o;
+	}
+	qsort(v, n, sizeof(*v), obj_ptr_cmp_net);
+	if (!n)
+		fputs("# (none)\n", f);
+	for (i = 0; i < n && !ret; i = j) {
+		const struct bw_ostate *st = &w->st[v[i] - w->s->v];
+
+		j = i + 1;
+		if (own_connect(&own, v[i], st)) {
+			/* Sorted by op, protocol, address, port: one protocol and address are a
+			 * run. */
+			while (j < n && own_connect(&own, v[j], &w->st[v[j] - w->s->v]) &&
+			       v[j]->proto == v[i]->proto && !memcmp(v[j]->addr, v[i]->addr, 16))
+				j++;
+			ret = put_own_connects(f, &own, v + i, j - i);
+			continue;
+		}
+		put_seen(f, v[i]->count, &v[i]->progs);
+		fputc('\n', f);
+		put_net(f, w, v[i], st);
+	}
+	free(v);
+	return ret;
 }
 
 static int obj_ptr_cmp_view(const void *a, const void *b)

@@ -119,9 +119,9 @@ static void wctx_free(struct bw_wctx *w)
 
 /*
  * The rules of the text that allow more than was seen, as "  RULE\n    why\n":
- * a subtree, name prefix or library directory rule with the writer's comment
- * above it (kept rules have a "# kept from" header, or nothing). The text is the one source: the
- * list says what the profile says.
+ * a subtree, name prefix, library directory or port range rule with the
+ * writer's comment above it (kept rules have a "# kept from" header, or nothing). The text is the
+ * one source: the list says what the profile says.
  */
 static void list_widenings(FILE *out, const char *text, size_t len)
 {
@@ -136,6 +136,12 @@ static void list_widenings(FILE *out, const char *text, size_t len)
 		bool wide = rule && ((n >= 3 && !memcmp(p + n - 3, "/**", 3)) ||
 				     (n >= 4 && !memcmp(p + n - 4, "/**\"", 4)) ||
 				     p[n - 1] == '*' || (n >= 2 && !memcmp(p + n - 2, "*\"", 2)));
+		/* A port range: the writer makes one only for a listener of the workload's own. */
+		const char *colon =
+		    n > 18 && !memcmp(p, "allow net connect ", 18) ? memrchr(p, ':', n) : NULL;
+
+		if (colon && memchr(colon, '-', (size_t)(p + n - colon)))
+			wide = true;
 
 		if (wide && prev &&
 		    ((prevlen > 7 && !memcmp(prev, "# seen ", 7)) ||
