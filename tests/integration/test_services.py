@@ -16,6 +16,9 @@ with SQL has; the control reads it with no sandbox.
 Redis 7, Debian's: learned over one start that saves its first dump, then
 two more starts under the learned profile that must load it back, with no
 refusal: its reads of its own /proc/PID entries are learned as /proc/self.
+Then a client asks it, as an attacker would, to drop a file outside its
+state, load a shared object from its data directory and connect out: each
+refused, and each done by the same server with no sandbox.
 
 nginx, Debian's: learned while a client outside fetched three files of its
 document root, then enforced while the client fetches files it never
@@ -162,7 +165,8 @@ def test_postgresql_under_its_profile_reads_nothing_new():
 def test_redis_reads_back_its_data_under_its_learned_profile():
     """Redis 7 learned over one start: no dump.rdb to load yet, then it saves
     one (temp-PID.rdb renamed into place). The next starts must load it:
-    the counter goes on from where the last start left it."""
+    the counter goes on from where the last start left it. Then what a client
+    asks of it as an attacker would (redis_attacked)."""
     if not os.path.exists("/usr/bin/redis-server"):
         raise Skipped("no redis-server (tools/install-deps.sh installs it)")
     os.chmod(S, 0o755)
@@ -210,6 +214,83 @@ def test_redis_reads_back_its_data_under_its_learned_profile():
         # were learned as /proc/self/...: allowed at every start, new PIDs.
         refused = [e["path"] for e in events(elog) if e["type"] == "deny"]
         check_eq(refused, [], "refusals at start %d" % n)
+    redis_attacked(d, sock, out, pw)
+
+
+def redis_attacked(d, sock, prof, pw):
+    """What a client that can send commands gets from a server configured to
+    let it (protected configs and MODULE on, as some deployments have them):
+    the dump written outside the server's state (the classic
+    `CONFIG SET dir` + `SAVE` file drop), a shared object loaded from where it
+    writes (MODULE LOAD of a file in its data directory), a connection out
+    (MIGRATE to a listener). Under the learned profile each is refused with an
+    event; the same job with no sandbox does all three."""
+    import shutil
+    outside = d + "/outside"
+    os.makedirs(outside)
+    os.chown(outside, pw.pw_uid, pw.pw_gid)
+    so = d + "/data/evil.so"  # any shared object: loading it is the route
+    shutil.copy("/usr/lib/x86_64-linux-gnu/libz.so.1", so)
+    os.chown(so, pw.pw_uid, pw.pw_gid)
+    os.chmod(so, 0o755)  # Redis loads no module without the x bit
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(4)
+    lst.settimeout(0.5)
+    port = lst.getsockname()[1]
+
+    def attack(name, sandbox):
+        log = d + "/redis.log"  # the learned one: what this start adds is read below
+        start = os.path.getsize(log)
+        job = d + "/job.sh"  # the learned one, rewritten
+        cli = "redis-cli -s %s " % sock
+        write(job, "redis-server --port 0 --unixsocket %(s)s --dir %(d)s/data --daemonize yes "
+              "--pidfile %(d)s/redis.pid --logfile %(log)s --enable-protected-configs yes "
+              "--enable-module-command yes\n"
+              "i=0; while [ ! -S %(s)s ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done\n"
+              "%(c)sconfig set dir %(o)s\n%(c)sconfig set dbfilename evil.rdb\n%(c)ssave\n"
+              "%(c)smodule load %(so)s\n%(c)smigrate 127.0.0.1 %(p)d counter 0 1000\n"
+              "%(c)sshutdown nosave >/dev/null 2>&1\n"
+              "i=0; while [ -e %(d)s/redis.pid ] && [ $i -lt 100 ]; do sleep 0.1; "
+              "i=$((i+1)); done\n"
+              % {"s": sock, "d": d, "log": log, "c": cli, "o": outside, "so": so, "p": port})
+        os.chmod(job, 0o644)
+        elog = d + "/%s-events.log" % name
+        cmd = ["runuser", "-u", "redis", "--", "sh", job]
+        if sandbox:
+            cmd = [BW, "run", "--profile", prof, "--log", elog, "--"] + cmd
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        try:
+            conn, _ = lst.accept()
+            conn.close()
+            reached = True
+        except socket.timeout:
+            reached = False
+        with open(log) as f:
+            f.seek(start)
+            server = f.read()
+        return r, server, reached, events(elog) if sandbox else []
+
+    r, server, reached, evs = attack("attack", True)
+    replies = [l for l in r.stdout.splitlines() if l]
+    check(len(replies) == 5 and replies[2].startswith("ERR") and replies[4].startswith("IOERR"),
+          "the replies under the profile: %r (stderr %s)" % (replies, r.stderr))
+    check_eq(sorted(os.listdir(outside)), [], "files the server wrote outside its state")
+    check("RedisModule_OnLoad" not in server and "evil.so" in server,
+          "the module was never mapped:\n%s" % server[-1500:])
+    check(not reached, "the listener was reached from the sandbox")
+    refused = sorted((e["op"], e.get("path") or "%s:%s" % (e.get("addr"), e.get("port")))
+                     for e in evs if e["type"] == "deny")
+    check(len(refused) == 3 and refused[0] == ("connect", "127.0.0.1:%d" % port) and
+          refused[1][0] == "create" and refused[1][1].startswith(outside + "/temp-") and
+          refused[2] == ("mmap", so),
+          "the refusals: %s\nserver: %s\nevents: %s" % (refused, server[-1500:], evs))
+
+    r, server, reached, _ = attack("control", False)
+    check(os.path.exists(outside + "/evil.rdb"), "the control drops its file (%r)" % r.stdout)
+    check("RedisModule_OnLoad" in server, "the control maps the module:\n%s" % server[-1500:])
+    check(reached, "the control reaches the listener")
+    lst.close()
 
 
 NGINX = "/usr/sbin/nginx"
