@@ -679,6 +679,26 @@ START_TEST(own_listener_ports)
 }
 END_TEST
 
+/* An O_TMPFILE file's name is dead once learned: a comment that says so, never a rule. */
+START_TEST(unnamed_files_are_no_rules)
+{
+	struct bw_learn_set *s = bw_learn_new();
+	struct loaded l;
+
+	add_file(s, RW, "/tmp/#2124 (deleted)", "python3");
+	add_file(s, RW, "/tmp/#2125 (deleted)", "python3");
+	add_file(s, RW, "/tmp/#x (deleted)", "python3"); /* not the kernel's form: a name */
+	l = gen_load(s, NULL);
+	ck_assert_ptr_nonnull(strstr(l.text, "# cannot be expressed (an unnamed file (O_TMPFILE): "
+					     "its name is new at every run"));
+	ck_assert_ptr_null(strstr(l.text, "\nallow file rw \"/tmp/#2124"));
+	ck_assert_ptr_null(strstr(l.text, "\nallow file rw \"/tmp/#2125"));
+	expect_line(l.text, "allow file rw \"/tmp/#x (deleted)\"");
+	loaded_free(&l);
+	bw_learn_free(s);
+}
+END_TEST
+
 START_TEST(exec_memfd)
 {
 	struct bw_learn_set *s = bw_learn_new();
@@ -895,6 +915,7 @@ Suite *learn_suite(void)
 	tcase_add_test(tc, fold_with_denies);
 	tcase_add_test(tc, net_forms);
 	tcase_add_test(tc, own_listener_ports);
+	tcase_add_test(tc, unnamed_files_are_no_rules);
 	tcase_add_test(tc, exec_memfd);
 	tcase_add_test(tc, libraries_and_the_loader);
 	tcase_add_test(tc, bad_input);

@@ -157,6 +157,22 @@ static void put_rule_or_comment(FILE *f, const struct bw_ostate *st, unsigned bi
 	fputc('\n', f);
 }
 
+/*
+ * "DIR/#INO (deleted)": how the kernel names a file made with O_TMPFILE (an
+ * unhashed dentry named after its inode). The next run's has another
+ * number, and no name ever reaches it again: a rule for it is dead.
+ */
+static bool unnamed_file(const char *path)
+{
+	const char *p = strrchr(path, '/');
+
+	if (!p || p[1] != '#' || p[2] < '0' || p[2] > '9')
+		return false;
+	for (p += 2; *p >= '0' && *p <= '9'; p++)
+		;
+	return !strcmp(p, " (deleted)");
+}
+
 struct item {
 	const char *path;
 	bool subtree;
@@ -221,8 +237,13 @@ int bw_write_files(FILE *f, struct bw_wctx *w)
 			continue;
 		}
 		const struct bw_fres *r = &w->fr[it[i].idx];
+		bool unnamed = unnamed_file(r->o->path);
 		const char *problem =
-		    bw_learn_path_problem(r->o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf));
+		    unnamed
+			? "an unnamed file (O_TMPFILE): its name is new at every run, so no rule "
+			  "can name the next one; give the workload a directory of its own "
+			  "(TMPDIR) and learn again"
+			: bw_learn_path_problem(r->o->path, BW_RULE_PATH_MAX, pbuf, sizeof(pbuf));
 
 		put_seen(f, r->o->count, &r->o->progs);
 		put_partial(f, w, r->st);
@@ -254,7 +275,7 @@ int bw_write_files(FILE *f, struct bw_wctx *w)
 			free(prefix);
 			continue;
 		}
-		if (r->vol) {
+		if (r->vol && !unnamed) {
 			fputs("; kept exact although '", f);
 			put_comment_n(f, r->vol, r->vol_len);
 			fprintf(f, "' looks per-run (%s): ", r->vol_why);
