@@ -229,7 +229,7 @@ static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct d
 	struct bw_policy *pol;
 	struct bw_scratch *s;
 	struct bw_outcome o;
-	__u32 zero = 0, flags = 0, len = 0, policy;
+	__u32 zero = 0, flags = 0, len = 0, size, real, policy;
 	__u64 cgid;
 	__u16 rule;
 
@@ -261,7 +261,15 @@ static __always_inline int bw_view_check(__u8 op, struct vfsmount *mnt, struct d
 	/* The path only names what was attempted: it decided nothing. */
 	bw_event_head(&s->ev, cgid, policy, o, op, 0, rule, flags & BW_EVF_PATH_TOO_LONG);
 	s->ev.path_len = len;
-	bw_event_send(policy, &s->ev, sizeof(s->ev) + (len & BW_BUF_MASK));
+	size = len & BW_BUF_MASK;
+	/* A mount point in a chroot or the sandbox's own namespace, as the agent sees it. */
+	if (len) {
+		real = bw_real_name_add(s, dentry, size);
+		if (real)
+			s->ev.flags |= BW_EVF_REAL;
+		size += real;
+	}
+	bw_event_send(policy, &s->ev, sizeof(s->ev) + (size & (4 * BW_PATH_BUF - 1)));
 	return bw_lsm_ret(o, -EPERM);
 }
 
@@ -423,8 +431,8 @@ static __always_inline int bw_net_admin(const struct cred *cred, unsigned int op
 			return -EPERM;
 		return cg->mode == BW_MODE_ENFORCE ? -EPERM : 0;
 	}
-	return bw_named_deny(cgid, cg, pol, pol->net_admin ? pol->net_admin_rule : 0,
-			     BW_OP_CAPABLE, netadmin, -EPERM);
+	return bw_named_deny(cgid, cg, pol, pol->net_admin ? pol->net_admin_rule : 0, BW_OP_CAPABLE,
+			     netadmin, -EPERM);
 }
 
 SEC("lsm/capable")

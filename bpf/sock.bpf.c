@@ -137,7 +137,7 @@ static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt
 	}
 	if (err)
 		return 0;
-	return bw_unix_decide(u, cgid, cg, BW_NOP_BIND, evop, len, false);
+	return bw_unix_decide(u, cgid, cg, BW_NOP_BIND, evop, len, dentry, false);
 }
 
 SEC("lsm/unix_stream_connect")
@@ -278,7 +278,8 @@ static __always_inline int bw_udp_peer_check(struct sock *sk)
 		BPF_CORE_READ_INTO(&q.addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
 	} else {
 		q.addr[0] = 0;
-		q.addr[1] = bpf_htonl(0xffff) | (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr) << 32;
+		q.addr[1] = bpf_htonl(0xffff) | (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr)
+						    << 32;
 	}
 	q.tag = BW_NC_TAG(port, BW_NOP_CONNECT, IPPROTO_UDP);
 	return bw_net_query(&q, BW_NOP_SENDMSG, BW_OP_SENDMSG, IPPROTO_UDP, port, v6) ? 0 : -EPERM;

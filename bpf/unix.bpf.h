@@ -65,13 +65,42 @@ static __always_inline void bw_unix_id(struct bw_learn_key *id, const char *name
 }
 
 /*
- * The decision on the name in u (len bytes). only_denials: only a rule
- * that denies the name decides (a name the object had, not the one it
- * has): anything else lets it pass, uncounted.
+ * A refusal's event naming the socket file (dentry) also as the agent sees
+ * it, when the process's view is not the host's: the head and the name as
+ * the process spells it, then the real name (bw_real_name_add). 0: not
+ * sent, the caller sends the plain event.
+ */
+static __always_inline int bw_unix_event_real(struct bw_outcome o, __u64 cgid, __u32 policy,
+					      __u8 evop, __u16 rule, const struct bw_unix_key *u,
+					      __u32 len, struct dentry *dentry)
+{
+	struct bw_scratch *s;
+	__u32 zero = 0, real;
+
+	s = bpf_map_lookup_elem(&bw_scratch, &zero);
+	if (!s)
+		return 0;
+	barrier_var(len);
+	len &= BW_UNIX_MASK;
+	bpf_probe_read_kernel(s->evpath, len, u->name);
+	real = bw_real_name_add(s, dentry, len);
+	if (!real)
+		return 0;
+	bw_event_head(&s->ev, cgid, policy, o, evop, 0, rule, BW_EVF_UNIX | BW_EVF_REAL);
+	s->ev.path_len = len;
+	bw_event_send(policy, &s->ev, sizeof(s->ev) + ((len + real) & (4 * BW_PATH_BUF - 1)));
+	return 1;
+}
+
+/*
+ * The decision on the name in u (len bytes); dentry: the socket file it
+ * names, if any, for the event. only_denials: only a rule that denies the
+ * name decides (a name the object had, not the one it has): anything else
+ * lets it pass, uncounted.
  */
 static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len,
-					  bool only_denials)
+					  struct dentry *dentry, bool only_denials)
 {
 	struct bw_learn_key id = {};
 	struct bw_unix_event *e;
@@ -102,6 +131,8 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 	bw_unix_id(&id, u->name, len);
 	o = bw_deny_outcome(cgid, cg, pol, rule, evop, 0, BW_EVF_UNIX, &id);
 	if (!o.type)
+		return bw_lsm_ret(o, -EPERM);
+	if (dentry && bw_unix_event_real(o, cgid, policy, evop, rule, u, len, dentry))
 		return bw_lsm_ret(o, -EPERM);
 	e = bw_event_reserve(policy, sizeof(*e));
 	if (!e)
@@ -227,15 +258,16 @@ static __always_inline int bw_unix_decide_peer(struct bw_unix_key *u, __u64 cgid
 					       const struct bw_cgroup *cg, struct sock *peer,
 					       __u8 evop)
 {
+	struct dentry *dentry = BPF_CORE_READ((struct unix_sock *)peer, path.dentry);
 	__u32 len = 0;
 	int ret;
 
 	if (bw_unix_peer_name(u, peer, &len))
 		return 0;
-	ret = bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, false);
+	ret = bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, dentry, false);
 	if (ret || bw_unix_bound_path(u, peer, &len))
 		return ret;
-	return bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, true);
+	return bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, dentry, true);
 }
 
 #endif /* BW_UNIX_BPF_H */

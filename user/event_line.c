@@ -421,6 +421,8 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 	if (ev->flags & BW_EVF_UNIX) {
 		jw_str(w, "family", "unix");
 		jw_strn(w, "unix", data, ev->path_len);
+		if (src->real_path)
+			jw_str(w, "real_path", src->real_path);
 	} else if (ev->op == BW_OP_SOCKET || ev->op == BW_OP_RECEIVE_SOCKET) {
 		put_socket(w, data, ev->path_len);
 	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG ||
@@ -441,8 +443,11 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 	} else if (bw_op_ns(ev->op) >= 0 && ev->op != BW_OP_CGROUP_MIGRATE) {
 		/* A change of the view: the mount point or new root, for the calls that name
 		 * one (enum bw_op lists them first, up to chroot). */
-		if (ev->op <= BW_OP_CHROOT)
+		if (ev->op <= BW_OP_CHROOT) {
 			jw_strn(w, "path", data, ev->path_len);
+			if (src->real_path)
+				jw_str(w, "real_path", src->real_path);
+		}
 	} else {
 		jw_strn(w, "path", data, ev->path_len);
 		if (src->real_path)

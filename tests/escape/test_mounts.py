@@ -504,6 +504,41 @@ def test_events_name_the_real_object():
             check_eq(named[0].get("real_path"), S + "/secret/key", what + ": the real object")
 
 
+
+def test_mount_and_unix_events_name_the_real_object():
+    """In a chroot (its profile allows `chroot`), a mount the profile does not
+    allow and a unix socket bound or reached by its name inside the chroot:
+    each refusal (EPERM) names the sandbox's path and, as real_path, the
+    object as the agent sees it, JAIL/... The controls allow the mount (the
+    sandbox's own namespace under `run`) and the socket by its chroot name."""
+    jail = S + "/jail"
+    os.makedirs(jail + "/mnt")
+    files = "allow file rw %s/**\nallow file rw /app.sock\n" % jail
+    cases = (
+        ("mount", "", steps(["chroot", jail], ["mount-fs", "tmpfs", "/mnt"]), "path", "/mnt",
+         jail + "/mnt", ALLOW["mount"]),
+        ("bind", "", steps(["chroot", jail], ["listen", "/app.sock"]), "unix", "/app.sock",
+         jail + "/app.sock", "allow net bind unix /app.sock\n"),
+        ("connect", "allow net bind unix /app.sock\n",
+         steps(["chroot", jail], ["listen", "/app.sock"], ["connect", "/app.sock"]), "unix",
+         "/app.sock", jail + "/app.sock", "allow net connect unix /app.sock\n"))
+    for op, rules, route, key, seen, real, allow in cases:
+        if os.path.exists(jail + "/app.sock"):
+            os.unlink(jail + "/app.sock")
+        base = BASE + files + ALLOW["chroot"] + rules
+        r = run(profile(base, name="real"), route)
+        check_eq(outcome_lines(r)[-1], "ERR EPERM", op + ": refused")
+        named = [e for e in denials(r.events) if e.get("op") == op]
+        check(len(named) == 1, "%s: one deny event: %r" % (op, denials(r.events)))
+        check_eq(named[0].get(key), seen, op + ": the sandbox's name")
+        check_eq(named[0].get("real_path"), real, op + ": the real object")
+        if os.path.exists(jail + "/app.sock"):
+            os.unlink(jail + "/app.sock")
+        r = run(profile(base + allow, name="control"), route)
+        got_through(r, op + " in a chroot")
+        check_eq(outcome_lines(r)[-1][:2], "OK", op + ": the control's last step")
+
+
 TESTS = [
     test_bind_mount_as_root,
     test_bind_mount_unprivileged_in_user_namespace,
@@ -521,6 +556,7 @@ TESTS = [
     test_setns_into_another_mount_namespace,
     test_a_new_mount_namespace_alone_changes_no_name,
     test_events_name_the_real_object,
+    test_mount_and_unix_events_name_the_real_object,
 ]
 
 if __name__ == "__main__":

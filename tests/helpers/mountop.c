@@ -38,6 +38,8 @@
  *   write PATH TEXT           truncate and write TEXT
  *   copy SRC DST              DST (made with mode 0755) with SRC's bytes
  *   connect PATH              a unix stream socket: OK and the peer's first line
+ *   listen PATH               a unix stream socket bound at PATH; a child
+ *                             answers the first connection with "served"
  *   exec PATH ARG0 [ARG...]   run PATH (it prints its own line)
  *
  * and steps that reach the host's kernel past the sandbox's cgroup:
@@ -183,6 +185,41 @@ static int connect_unix(const char *path)
 		return fail();
 	}
 	return first_line(fd);
+}
+
+/*
+ * A unix socket bound at path and listening; a child answers its first
+ * connection with "served" and exits.
+ */
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), c;
+	pid_t pid;
+
+	if (fd < 0)
+		return fail();
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 4)) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return fail();
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return fail();
+	if (pid == 0) {
+		alarm(5);
+		c = accept(fd, NULL, NULL);
+		if (c >= 0 && write(c, "served\n", 7) != 7)
+			_exit(1);
+		_exit(0);
+	}
+	close(fd);
+	return ok(NULL);
 }
 
 static int set_ro(const char *path)
@@ -364,6 +401,8 @@ static int step(const char *s, char **a, int n)
 		return first_line(openat(tree_fd, a[0], O_RDONLY | O_CLOEXEC));
 	if (!strcmp(s, "connect"))
 		return connect_unix(a[0]);
+	if (!strcmp(s, "listen"))
+		return listen_unix(a[0]);
 	NEED(2);
 	if (!strcmp(s, "bind"))
 		return CALL(mount(a[0], a[1], NULL, MS_BIND, NULL));

@@ -162,6 +162,10 @@ static const struct example {
      .net = {MAPPED_10_0_0_5, 53, BW_FAM_IPV6, IPPROTO_UDP}},
     {"unix, a path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, BW_EVF_UNIX, 0, 370,
      .path = "/run/dbus/system_bus_socket"},
+    /* In a chroot of /srv/jail: the socket by the name the sandbox used, and as the agent sees it.
+     */
+    {"unix: real_path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, BW_EVF_UNIX | BW_EVF_REAL, 0,
+     1190, .path = "/run/app.sock", .real_path = "/srv/jail/run/app.sock"},
     {"unix, an abstract name", BW_EV_AUDIT, BW_MODE_AUDIT, BW_OP_CONNECT, 0, BW_EVF_UNIX, 0, 407,
      .path = "@/tmp/.X11-unix/X0"},
     /* socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)) */
@@ -186,6 +190,9 @@ static const struct example {
     /* mount --bind /etc /tmp/job/etc: the event names the mount point. */
     {"view: a mount", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MOUNT, 0, 0, 0, 592, "mount",
      "/usr/bin/mount", "/tmp/job/etc"},
+    /* mount -t proc proc /proc in a chroot of /srv/jail. */
+    {"view: a mount, real_path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_MOUNT, 0, BW_EVF_REAL, 0, 1203,
+     "mount", "/usr/bin/mount", "/proc", .real_path = "/srv/jail/proc"},
     {"view: a user namespace, which has no path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_USERNS, 0, 0,
      0, 629, "unshare", "/usr/bin/unshare", ""},
     {"view: chroot learned", BW_EV_LEARN, BW_MODE_LEARN, BW_OP_CHROOT, 0, 0, 0, 666,
