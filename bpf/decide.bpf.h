@@ -95,6 +95,31 @@ static __always_inline bool bw_in_pin_dir(struct dentry *dentry, const struct bw
 	return false;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_AGENT_FILES);
+	__type(key, struct bw_agent_file_key);
+	__type(value, struct bw_agent);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_agent_files SEC(".maps");
+
+/*
+ * Is a change of the object one of an agent's own files (its audit log)?
+ * Told by device and inode, so a hard link, a bind mount or the file
+ * renamed is the same file. Reads pay nothing.
+ */
+static __always_inline bool bw_agent_file(struct dentry *dentry, const struct bw_objtype *t,
+					  __u8 access)
+{
+	struct bw_agent_file_key k = {};
+
+	if (!(access & BW_SLOT_W) || t->ifmt != S_IFREG)
+		return false;
+	k.ino = BPF_CORE_READ(dentry, d_inode, i_ino);
+	k.dev = t->dev;
+	return bpf_map_lookup_elem(&bw_agent_files, &k) != NULL;
+}
+
 /* The pins' verdict for each requested access (NONE where no pin says). */
 static __always_inline void bw_decide_pins(struct bw_decision *d, const struct bw_pin_walk *pw,
 					   __u8 access, __u8 default_verdict)
@@ -264,7 +289,7 @@ static __always_inline int bw_decide(struct bw_scratch *s, __u64 cgid, struct bw
 		default_verdict = BW_V_ALLOW;
 	len &= BW_BUF_MASK;
 
-	if (bw_in_pin_dir(dentry, t)) {
+	if (bw_in_pin_dir(dentry, t) || bw_agent_file(dentry, t, access)) {
 		d.verdict = BW_V_DENY;
 		d.rule = BW_RULE_SELF;
 		goto deny;

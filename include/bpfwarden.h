@@ -692,6 +692,21 @@ struct bw_agent {
 _Static_assert(sizeof(struct bw_agent) == 8, "bw_agent size");
 
 /*
+ * An agent's own file, its audit log, by the object (bw_agent_files): no
+ * governed process changes it by any name, whatever its profile allows.
+ * The value is the agent that keeps it (struct bw_agent); an entry whose
+ * agent is gone is dropped by the next agent to start (user/guard.c).
+ */
+#define BW_MAX_AGENT_FILES 1024
+
+struct bw_agent_file_key {
+	__u64 ino;
+	__u32 dev; /* kernel dev_t of the super block: bw_dev_encode() */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct bw_agent_file_key) == 16, "bw_agent_file_key size");
+
+/*
  * Fixed head of every event; path bytes (path_len, no NUL) follow it, then
  * for exec the first arguments, each NUL-terminated (args_len bytes).
  */

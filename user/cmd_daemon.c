@@ -172,6 +172,9 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			if (fd >= 0 && d->log) {
 				dup2(fd, d->log_fd);
 				d_agent(d, NULL, "log reopened on SIGHUP");
+				if (bw_agent_file_keep(&d->maps, d->log_fd))
+					d_agent(d, NULL,
+						"the reopened log is not kept from the containers");
 			}
 			if (fd >= 0)
 				close(fd);
@@ -232,6 +235,12 @@ static int daemon_main(struct bw_opts *o)
 	ret = bw_agent_register();
 	if (ret) {
 		bw_err("cannot record this agent for self-protection: %s", strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	ret = d.log ? bw_agent_file_keep(&d.maps, d.log_fd) : 0;
+	if (ret) {
+		bw_err("cannot keep the log out of the containers' reach: %s", strerror(-ret));
 		ret = 1;
 		goto out;
 	}

@@ -19,4 +19,15 @@ int bw_agent_register(void);
  */
 void bw_agent_unregister(void);
 
+struct bw_maps;
+
+/*
+ * Keep the regular file open at fd (the audit log) out of every governed
+ * process's reach for changes, by any name (bw_agent_files), until
+ * bw_agent_unregister. Drops the entries of agents that are gone first.
+ * 0 when done, when fd is not a regular file, or when the file hooks are
+ * not loaded; else -errno.
+ */
+int bw_agent_file_keep(struct bw_maps *m, int fd);
+
 #endif

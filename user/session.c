@@ -100,7 +100,8 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	bw_slot_name_set(s->slot.id, s->profile->name);
 
 	if (o->log && !strcmp(o->log, "-")) {
-		s->log_fd = dup(STDOUT_FILENO); /* `--log -`: standard output, as for every command */
+		s->log_fd =
+		    dup(STDOUT_FILENO); /* `--log -`: standard output, as for every command */
 	} else if (o->log) {
 		s->log_fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (s->log_fd < 0) {
@@ -109,6 +110,16 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 		}
 	} else {
 		s->log_fd = dup(STDERR_FILENO);
+	}
+	/*
+	 * Before the command starts: no sandbox truncates, rewrites or removes
+	 * its record. Not standard output or error, which the command shares
+	 * (`echo x >/dev/stderr` opens the same file).
+	 */
+	ret = o->log && strcmp(o->log, "-") ? bw_agent_file_keep(&s->maps, s->log_fd) : 0;
+	if (ret) {
+		bw_err("cannot keep the log out of the sandbox's reach: %s", strerror(-ret));
+		return 1;
 	}
 	s->ev.log_fd = s->log_fd;
 	s->ev.profile = s->profile;

@@ -9,6 +9,7 @@ Each route is refused with its errno and exactly one deny event naming the
 real object (rule builtin:self-protection); its control is the same program
 outside every sandbox, or aimed at a process that is not an agent.
 """
+import json
 import os
 import signal
 import subprocess
@@ -253,6 +254,64 @@ def test_without_capabilities_the_policy_stays():
     control(outside("objget", pin).startswith("OK"), "with the capabilities the pin opens")
 
 
+LOG_ROUTES = r"""
+import errno, os, sys
+log, other, link = sys.argv[1], sys.argv[2], sys.argv[3]
+def attempt(name, fn):
+    try:
+        fn()
+        print(name, "OK")
+    except OSError as e:
+        print(name, "ERR", errno.errorcode[e.errno])
+def append(path):
+    with open(path, "a") as f:
+        f.write('{"forged":1}\n')
+attempt("truncate", lambda: open(log, "w").close())
+attempt("append", lambda: append(log))
+attempt("ftruncate", lambda: os.truncate(log, 0))
+attempt("chmod", lambda: os.chmod(log, 0o666))
+attempt("append-by-link", lambda: append(link))
+attempt("rename", lambda: os.rename(log, other + ".moved"))
+with open(other + ".decoy", "w") as f:
+    f.write("{}\n")
+attempt("replace", lambda: os.rename(other + ".decoy", log))
+attempt("unlink", lambda: os.unlink(log))
+"""
+
+
+def test_the_audit_log_cannot_be_changed():
+    """The run's own audit log, from inside the sandbox as root under a
+    profile that allows everything: truncated, appended to (by its name and
+    by a hard link made to it), truncated by name, chmod, renamed away,
+    replaced by a decoy renamed over it, unlinked. Each is refused (EACCES)
+    with a deny event of rule builtin:self-protection, and the log keeps
+    every record. Control: the same steps on a file that is no agent's."""
+    needs_lsm()
+    log, other = S + "/agent.log", S + "/plain"
+    write(other, "plain\n")
+    write(log, "")
+    os.link(log, log + ".link")
+    os.link(other, other + ".link")
+    prof = allow_all()
+    names = ["truncate", "append", "ftruncate", "chmod", "append-by-link", "rename", "replace",
+             "unlink"]
+    for target, want in ((log, "ERR EACCES"), (other, "OK")):
+        r = subprocess.run([BW, "run", "--profile", prof, "--log", log, "--", "python3", "-c",
+                            LOG_ROUTES, target, S + "/x-" + os.path.basename(target), target + ".link"],
+                           capture_output=True, text=True, timeout=120)
+        got = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+        check_eq(sorted(got), sorted(names), "every step ran (%s)" % r.stderr.strip())
+        for n in names:
+            check_eq(got[n], want, "%s of %s" % (n, target))
+    recs = [line for line in read(log).splitlines() if line.strip()]
+    check(all(line.startswith('{"ts"') for line in recs), "no forged record: %r" % recs[:3])
+    evs = denials([json.loads(line) for line in recs])
+    check(evs and all(e["rule"] == "builtin:self-protection" for e in evs),
+          "the refusals' events: %r" % evs)
+    check(len(evs) >= len(names), "an event for each refusal: %r" % evs)
+    check(any(e["op"] == "unlink" and e["path"] == log for e in evs), "the unlink named the log")
+
+
 def test_a_dead_agent_protects_nothing():
     """An agent killed with SIGKILL cannot remove its record: the record is
     its task's storage and goes with it, so a process that reuses its pid is
@@ -304,6 +363,7 @@ TESTS = [
     test_limits_on_the_agent,
     test_map_descriptor_from_outside,
     test_without_capabilities_the_policy_stays,
+    test_the_audit_log_cannot_be_changed,
     test_a_dead_agent_protects_nothing,
     test_audit_and_learn_modes_let_bpf_through,
 ]
