@@ -14,6 +14,8 @@
  *  - A new hard link to a file under a denied directory pins the file
  *    itself (inode_link): the climb from the new name never passes the
  *    directory.
+ *  - An object whose last name and last user are gone takes its pins
+ *    with it (inode_free_security).
  *
  * Both also end what the decision cache keeps for the inode
  * (bpf/dcache.bpf.h): a new dentry of it, or a new pin.
@@ -302,5 +304,44 @@ int BPF_PROG(bw_inode_link, struct dentry *old_dentry, struct inode *dir, struct
 	l.ino = BPF_CORE_READ(inode, i_ino);
 	l.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	bpf_loop(bw_slots_used(), bw_link_policy, &l, 0);
+	return 0;
+}
+
+struct bw_gone {
+	__u64 ino;
+	__u32 dev;
+};
+
+static long bw_gone_slot(__u32 slot, struct bw_gone *g)
+{
+	struct bw_inode_key k = {.ino = g->ino, .dev = g->dev, .policy = slot};
+
+	k.cat = BW_CAT_PIN_FILE;
+	bpf_map_delete_elem(&bw_inodes, &k);
+	k.cat = BW_CAT_PIN_EXEC;
+	bpf_map_delete_elem(&bw_inodes, &k);
+	return 0;
+}
+
+/*
+ * An object gone for good (no name left, its last user gone): its pins go
+ * with it. Kept, they would fill bw_inodes with objects that no longer
+ * exist (a deny rule's file replaced by rename keeps its pin, above, at
+ * every update of it) and, once the file system gives the inode number to
+ * a new file, refuse that file by a rule that never named it. An inode
+ * only evicted from memory still has its names (i_nlink): its pins stay.
+ */
+SEC("lsm/inode_free_security")
+int BPF_PROG(bw_inode_gone, struct inode *inode)
+{
+	struct bw_gone g;
+
+	if (BPF_CORE_READ(inode, i_nlink))
+		return 0;
+	g.ino = BPF_CORE_READ(inode, i_ino);
+	if (!bw_bit_test(&bw_pinbits, g.ino))
+		return 0;
+	g.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	bpf_loop(bw_slots_used(), bw_gone_slot, &g, 0);
 	return 0;
 }

@@ -255,6 +255,54 @@ def test_hard_link_of_a_denied_file_replaced_by_rename():
          "a hard link of a denied file replaced by rename", after=after)
 
 
+
+def test_a_gone_object_takes_its_pin_with_it():
+    """On ext4, which gives a freed inode number to the next file made in its
+    group: the host updates a denied file by rename (the old one keeps its
+    pin while it exists, above), so the old one is gone; a new, unrelated
+    file gets its inode number. The new file is read under the forbidding
+    profile as under the permissive one: no pin outlives its object. The
+    denied file's new version stays refused."""
+    reused = W + "/ext/s/reused"
+
+    def make(world):
+        ext4_world(world)
+        write(W + "/ext/s/secret", SECRET)
+        return {"ino": os.stat(W + "/ext/s/secret").st_ino}
+
+    def after(world, ctx):
+        write(W + "/ext/s/new", SECRET)
+        os.rename(W + "/ext/s/new", W + "/ext/s/secret")
+        for i in range(64):
+            f = W + "/ext/s/f%d" % i
+            write(f, "public\n")
+            if os.stat(f).st_ino == ctx["ino"]:
+                os.rename(f, reused)
+                return
+
+    results = []
+    for prof_text in ("default allow\ndeny file r %s\n" % (W + "/ext/s/secret"), PERMISSIVE):
+        shutil.rmtree(W, ignore_errors=True)
+        os.makedirs(W)
+        world = World()
+        try:
+            ctx = make(world)
+            results.append(attempt(prof_text, ["read", reused, W + "/ext/s/secret"],
+                                   after=lambda: after(world, ctx)))
+            got = os.path.exists(reused)
+        finally:
+            world.close()
+        if not got:
+            skip("ext4 gave the freed inode number to none of 64 new files")
+    forbid, control = results
+    lines = [l for l in forbid.stdout.splitlines() if l.startswith(("OK", "ERR"))]
+    check_eq(lines[:1], ["OK public"], "the file that got the gone object's inode number")
+    check_eq(lines[1:], ["ERR EACCES"], "the denied file's new version")
+    check_eq([e["path"] for e in denials(forbid.events)], [W + "/ext/s/secret"],
+             "the only refusal")
+    got_through(control, "both reads without the deny rule")
+
+
 def test_denied_tree_parent_renamed_and_decoy_on_ext4():
     """On ext4, the parent of a denied directory is renamed away and a decoy
     tree takes its place; once the dcache forgets them (drop_caches) the

@@ -9,7 +9,7 @@
  * attempt. C rather than Python: under TCG an interpreter's start costs
  * seconds, and every route runs twice.
  *
- *   idroute [--go FILE] read PATH              open and read a file
+ *   idroute [--go FILE] read PATH...           open and read each file, a line each
  *   idroute [--go FILE] utimes PATH            change a file's times, nothing else
  *   idroute [--go FILE] handle MOUNTDIR PATH   name_to_handle_at, evict the dentry
  *                                              (drop_caches), open_by_handle_at
@@ -157,9 +157,11 @@ int main(int argc, char **argv)
 		argc -= 2;
 		argv += 2;
 	}
-	if (argc == 3 && !strcmp(argv[1], "read"))
-		ret = route_read(argv[2]);
-	else if (argc == 3 && !strcmp(argv[1], "utimes"))
+	if (argc >= 3 && !strcmp(argv[1], "read")) {
+		ret = 0;
+		for (int i = 2; i < argc; i++)
+			ret |= route_read(argv[i]);
+	} else if (argc == 3 && !strcmp(argv[1], "utimes"))
 		ret = route_utimes(argv[2]);
 	else if (argc == 4 && !strcmp(argv[1], "handle"))
 		ret = route_handle(argv[2], argv[3]);
@@ -168,9 +170,10 @@ int main(int argc, char **argv)
 	else if (argc == 3 && !strcmp(argv[1], "exec"))
 		ret = route_exec(argv[2]);
 	else
-		fprintf(stderr,
-			"usage: idroute [--go FILE] read|utimes PATH | handle MOUNTDIR PATH "
-			"| treefd FD NAME | exec PATH\n");
+		fprintf(
+		    stderr,
+		    "usage: idroute [--go FILE] read PATH... | utimes PATH | handle MOUNTDIR PATH "
+		    "| treefd FD NAME | exec PATH\n");
 	fflush(stdout);
 	return ret;
 }
