@@ -399,6 +399,60 @@ def test_bind_over_a_program_the_host_runs():
     check_eq(out, "host-tool\n", "the host runs its own program")
 
 
+
+def test_host_code_abstraction():
+    """Code the host's own daemons run later, planted from a sandbox whose
+    profile allows every write but includes abstractions/host-code: a cron
+    job made in /etc/cron.d, an existing one rewritten there and through
+    another name of the directory (the bind mount's source), a program made
+    in /usr/local/bin. Each is refused (EACCES) with one event of the
+    abstraction's rule; under `default allow` alone each gets through. The
+    two directories are a tmpfs of the test's bound over the host's, which
+    the guest sees read-only."""
+    if not IN_VM:
+        skip("binds over /etc/cron.d and /usr/local/bin: the test VM only")
+    t = S + "/hc"
+    os.makedirs(t)
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", t], check=True)
+    binds = []
+    try:
+        for d, over in (("cron.d", "/etc/cron.d"), ("bin", "/usr/local/bin")):
+            os.makedirs(os.path.join(t, d))
+            subprocess.run(["mount", "--bind", os.path.join(t, d), over], check=True)
+            binds.append(over)
+        job = S + "/job"
+        write(job, "* * * * * root " + S + "/payload\n")
+        routes = (
+            (["copy", job, "/etc/cron.d/bwtest"], "/etc/cron.d/bwtest", "a new cron job"),
+            (["write", "/etc/cron.d/existing", "changed"], "/etc/cron.d/existing",
+             "a cron job rewritten"),
+            (["write", t + "/cron.d/existing", "changed"], t + "/cron.d/existing",
+             "a cron job rewritten by another name"),
+            (["copy", "/usr/bin/busybox", "/usr/local/bin/ls"], "/usr/local/bin/ls",
+             "a program in /usr/local/bin"))
+        # One run tries every route ("?": on after a refusal); each start pays the scan.
+        cmd = steps(*[["?" + c[0]] + c[1:] for c, _, _ in routes])
+        write("/etc/cron.d/existing", "* * * * * root true\n")
+        r = run(profile('default allow\ninclude "abstractions/host-code"\n', name="host-code"),
+                cmd)
+        check_eq(outcome_lines(r), ["ERR EACCES"] * len(routes), "every route refused")
+        for _, obj, what in routes:
+            named = [e for e in denials(r.events) if e.get("path") == obj]
+            check(len(named) == 1 and "abstractions/host-code:" in named[0]["rule"],
+                  "%s: one event of the abstraction's rule names %s: %r"
+                  % (what, obj, denials(r.events)))
+        check_eq(read("/etc/cron.d/existing"), "* * * * * root true\n", "the cron job unchanged")
+        check(not os.path.exists("/etc/cron.d/bwtest") and
+              not os.path.exists("/usr/local/bin/ls"), "nothing made")
+        r = run(profile("default allow\n", name="allow-all"), cmd)
+        check_eq(outcome_lines(r), ["OK"] * len(routes), "every route through without it")
+        check_eq(denials(r.events), [], "no refusal without it")
+    finally:
+        for over in reversed(binds):
+            subprocess.run(["umount", over])
+        subprocess.run(["umount", t])
+
+
 def sh(*cmd):
     return subprocess.run(list(cmd), capture_output=True, text=True, check=True).stdout.strip()
 
@@ -536,6 +590,7 @@ TESTS = [
     test_unmount_the_pins_from_the_host_namespace,
     test_unmount_propagating_from_a_copy_of_the_host_namespace,
     test_bind_over_a_program_the_host_runs,
+    test_host_code_abstraction,
 ]
 
 if __name__ == "__main__":

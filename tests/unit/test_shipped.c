@@ -123,6 +123,34 @@ START_TEST(abstractions)
 }
 END_TEST
 
+/*
+ * abstractions/host-code: write denials only, each a file rule of the
+ * host's programs or of a configuration its daemons run code from.
+ */
+START_TEST(host_code)
+{
+	struct parsed r;
+
+	parse_text(&r, "profile a\ndefault allow\ninclude \"abstractions/host-code\"\n",
+		   BW_PROFILE_LIBDIR);
+	expect_clean(&r);
+	ck_assert_uint_gt(r.p->nrules, 50);
+	for (size_t j = 0; j < r.p->nrules; j++) {
+		const struct bw_rule *rule = &r.p->rules[j];
+
+		ck_assert_int_eq(rule->cat, BW_CAT_FILE);
+		ck_assert_int_eq(rule->verdict, BW_V_DENY);
+		ck_assert_uint_eq(rule->file.access, BW_ACC_W);
+	}
+	expect_file(r.p, "/usr", true, BW_V_DENY, BW_ACC_W);
+	expect_file(r.p, "/etc/ld.so.preload", false, BW_V_DENY, BW_ACC_W);
+	expect_file(r.p, "/etc/cron.d", true, BW_V_DENY, BW_ACC_W);
+	expect_file(r.p, "/etc/systemd", true, BW_V_DENY, BW_ACC_W);
+	expect_file(r.p, "/etc/modprobe.d", true, BW_V_DENY, BW_ACC_W);
+	parsed_free(&r);
+}
+END_TEST
+
 Suite *shipped_suite(void)
 {
 	Suite *s = suite_create("shipped profiles");
@@ -130,6 +158,7 @@ Suite *shipped_suite(void)
 
 	tcase_add_test(tc, python_sandbox);
 	tcase_add_test(tc, abstractions);
+	tcase_add_test(tc, host_code);
 	suite_add_tcase(s, tc);
 	return s;
 }
