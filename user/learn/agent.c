@@ -264,7 +264,7 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd,
 		? with_shell
 		: without_shell;
 	struct bw_learn_opts opts = {};
-	char tmp[PATH_MAX], name[65], *wide = NULL;
+	char tmp[PATH_MAX], name[65], why[512] = "", *wide = NULL;
 	size_t wlen = 0;
 	const char *base = !cmd ? "" : strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
 	size_t i, n = 0;
@@ -294,6 +294,8 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd,
 	}
 	if (bw_learn_tell_widenings)
 		opts.widenings = open_memstream(&wide, &wlen);
+	opts.why = why;
+	opts.why_len = sizeof(why);
 	ret = bw_learn_write_profile(set, &opts, f);
 	if (opts.widenings && fclose(opts.widenings) && !ret)
 		ret = -ENOMEM;
@@ -302,7 +304,8 @@ int bw_learn_save(struct bw_learn_set *set, const char *output, const char *cmd,
 	if (!ret && rename(tmp, output))
 		ret = -errno;
 	if (ret) {
-		bw_err("cannot write the learned profile %s: %s", output, strerror(-ret));
+		bw_err("cannot write the learned profile %s: %s", output,
+		       why[0] ? why : strerror(-ret));
 		unlink(tmp);
 		free(wide);
 		return ret;

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "util.h"
 
 /*
  * `include` each of names, after the bases' lines (w->base_text) when
@@ -242,8 +241,11 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 		ret = load_abstractions(w, true, NULL, 0, &bp, &bc, why, sizeof(why));
 		if (ret) {
 			/* Each base loaded alone; kept together, they may pass a limit. */
-			bw_err("the rules kept from the starting profiles do not load together: %s",
-			       why);
+			if (w->why_len)
+				snprintf(w->why, w->why_len,
+					 "the rules kept from the starting profiles do not load "
+					 "together: %s",
+					 why);
 			goto out;
 		}
 		have_bc = true;
@@ -291,9 +293,11 @@ int bw_fold_all(struct bw_wctx *w, const char *const *names)
 		ret = load_abstractions(w, true, inc, ninc, &w->cp, &w->cc, why, sizeof(why));
 		if (ret) {
 			/* Each loads alone; together they may pass a limit. */
-			bw_err("the kept rules and the abstractions included do not load together: "
-			       "%s",
-			       why);
+			if (w->why_len)
+				snprintf(w->why, w->why_len,
+					 "the kept rules and the abstractions included do not load "
+					 "together: %s",
+					 why);
 			goto out;
 		}
 		w->have_cc = true;

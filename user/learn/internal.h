@@ -62,6 +62,8 @@ int bw_progs_merge(struct bw_progs *into, const struct bw_progs *from);
 void bw_progs_free(struct bw_progs *p);
 /* An IPv4-mapped IPv6 address (::ffff:a.b.c.d)? */
 bool bw_addr_is_mapped(const uint8_t *a);
+/* 0.0.0.0 (as ::ffff:0.0.0.0) or ::, the wildcard address. */
+bool bw_addr_is_any(const uint8_t *a);
 
 /* ---- the writer's state ---- */
 
@@ -119,7 +121,7 @@ struct bw_cand {
 	const char *vol_why;
 	bool dead;	/* an ancestor's rule covers it */
 	bool read_back; /* written only: read too, the workload's own (generalise.c) */
-	char *named_by;	/* a content root: the configuration file that names it */
+	char *named_by; /* a content root: the configuration file that names it */
 	unsigned named_line;
 	unsigned long long count;
 	size_t nfiles;
@@ -165,6 +167,8 @@ struct bw_wctx {
 	size_t ncands;
 	struct bw_refusal *refusals; /* what bw_refused found, sorted by directory */
 	size_t nrefusals, caprefusals;
+	char *why; /* bw_learn_opts.why */
+	size_t why_len;
 };
 
 /* base.c: w->base_text and w->base_origin from w->bases. 0 or -ENOMEM. */

@@ -124,6 +124,13 @@ struct bw_learn_opts {
 	 * each with why, for the reviewer (bw_learn_widenings); NULL: nowhere.
 	 */
 	FILE *widenings;
+	/*
+	 * Where to say, in one line, why nothing was written when the kept
+	 * rules and the abstractions each load but not together (-EINVAL);
+	 * NULL: nowhere.
+	 */
+	char *why;
+	size_t why_len;
 };
 
 /*

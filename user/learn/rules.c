@@ -492,22 +492,37 @@ static void put_net(FILE *f, const struct bw_wctx *w, const struct bw_lobj *o,
 
 /* The objects of category `cat` that still need a rule, sorted by cmp, each after its
  * "# seen" line. */
+/*
+ * The objects of category cat that the profile must still allow (*n of
+ * them), sorted by cmp; a section with none says so. NULL: no memory.
+ */
+static const struct bw_lobj **section_objects(FILE *f, const struct bw_wctx *w, enum bw_cat cat,
+					      int (*cmp)(const void *, const void *), size_t *n)
+{
+	const struct bw_lobj **v = calloc(w->s->n + 1, sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < w->s->n; i++)
+		if (w->s->v[i].cat == cat && (w->st[i].need & ~w->st[i].allowed))
+			v[(*n)++] = &w->s->v[i];
+	qsort(v, *n, sizeof(*v), cmp);
+	if (!*n)
+		fputs("# (none)\n", f);
+	return v;
+}
+
 static int write_section(FILE *f, const struct bw_wctx *w, enum bw_cat cat,
 			 int (*cmp)(const void *, const void *),
 			 void (*put)(FILE *, const struct bw_wctx *, const struct bw_lobj *,
 				     const struct bw_ostate *))
 {
-	const struct bw_lobj **v = calloc(w->s->n + 1, sizeof(*v));
-	size_t n = 0;
+	size_t n;
+	const struct bw_lobj **v = section_objects(f, w, cat, cmp, &n);
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < w->s->n; i++)
-		if (w->s->v[i].cat == cat && (w->st[i].need & ~w->st[i].allowed))
-			v[n++] = &w->s->v[i];
-	qsort(v, n, sizeof(*v), cmp);
-	if (!n)
-		fputs("# (none)\n", f);
 	for (size_t i = 0; i < n; i++) {
 		put_seen(f, v[i]->count, &v[i]->progs);
 		fputc('\n', f);
@@ -548,13 +563,6 @@ static bool addr_is_loopback(const uint8_t *a)
 	static const uint8_t v6[16] = {[15] = 1};
 
 	return bw_addr_is_mapped(a) ? a[12] == 127 : !memcmp(a, v6, 16);
-}
-
-static bool addr_is_any(const uint8_t *a)
-{
-	static const uint8_t zero[16];
-
-	return bw_addr_is_mapped(a) ? !memcmp(a + 12, zero, 4) : !memcmp(a, zero, 16);
 }
 
 /*
@@ -613,29 +621,23 @@ static int put_own_connects(FILE *f, const struct own_ports *own, const struct b
 
 int bw_write_net(FILE *f, const struct bw_wctx *w)
 {
-	const struct bw_lobj **v = calloc(w->s->n + 1, sizeof(*v));
 	struct own_ports own = {0};
-	size_t n = 0, i, j;
+	size_t n, i, j;
 	int ret = 0;
+	const struct bw_lobj **v = section_objects(f, w, BW_CAT_NET, obj_ptr_cmp_net, &n);
 
 	if (!v)
 		return -ENOMEM;
 	ephemeral_range(w, &own.lo, &own.hi);
+	/* Every port 0 bind counts, the ones already allowed too. */
 	for (i = 0; i < w->s->n; i++) {
 		const struct bw_lobj *o = &w->s->v[i];
 
-		if (o->cat != BW_CAT_NET)
-			continue;
-		if (!(w->flags & BW_LEARN_NO_VOLATILE) && o->op == BW_NET_BIND &&
-		    (o->proto == BW_NET_TCP || o->proto == BW_NET_UDP) && !o->port &&
-		    (addr_is_loopback(o->addr) || addr_is_any(o->addr)))
+		if (o->cat == BW_CAT_NET && !(w->flags & BW_LEARN_NO_VOLATILE) &&
+		    o->op == BW_NET_BIND && (o->proto == BW_NET_TCP || o->proto == BW_NET_UDP) &&
+		    !o->port && (addr_is_loopback(o->addr) || bw_addr_is_any(o->addr)))
 			own.listens[o->proto == BW_NET_UDP] = true;
-		if (w->st[i].need & ~w->st[i].allowed)
-			v[n++] = o;
 	}
-	qsort(v, n, sizeof(*v), obj_ptr_cmp_net);
-	if (!n)
-		fputs("# (none)\n", f);
 	for (i = 0; i < n && !ret; i = j) {
 		const struct bw_ostate *st = &w->st[v[i] - w->s->v];
 

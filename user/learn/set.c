@@ -140,6 +140,11 @@ static bool all_zero(const uint8_t *a, size_t n)
 	return true;
 }
 
+bool bw_addr_is_any(const uint8_t *a)
+{
+	return bw_addr_is_mapped(a) ? all_zero(a + 12, 4) : all_zero(a, 16);
+}
+
 static uint64_t fnv1a(const char *k, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;

@@ -202,6 +202,8 @@ int bw_learn_write_profile(const struct bw_learn_set *s, const struct bw_learn_o
 		w.incdir = dirname(incdir);
 	}
 	w.fs = opts->fs;
+	w.why = opts->why;
+	w.why_len = opts->why ? opts->why_len : 0;
 	w.min_children = opts->min_children ? opts->min_children : BW_LEARN_MIN_CHILDREN;
 	w.flags = opts->flags;
 	w.st = calloc(s->n + 1, sizeof(*w.st));
