@@ -151,6 +151,16 @@ START_TEST(merge_keeps_the_other_rules)
 	expect_line(t, "allow file r /dev/shm/svc.*");
 	expect_line(t, "include \"abstractions/base\"");
 	expect_line(t, "# kept from a.profile");
+	/* In the inputs' order; a repeat stays where its first copy is. */
+	ck_assert_msg(strstr(t, "allow file rw /var/lib/svc/**") <
+			      strstr(t, "deny file r /var/lib/svc/key.pem") &&
+			  strstr(t, "deny file r /var/lib/svc/key.pem") <
+			      strstr(t, "allow net connect tcp 10.0.0.0/8:5432") &&
+			  strstr(t, "allow net connect tcp 10.0.0.0/8:5432") <
+			      strstr(t, "allow file r /etc/svc.conf as svc-config") &&
+			  strstr(t, "allow file r /etc/svc.conf as svc-config") <
+			      strstr(t, "allow file r /dev/shm/svc.*"),
+		      "%s", t);
 	/* Allowed by a kept subtree rule: not written again. */
 	ck_assert_msg(!rule_with(t, "/var/lib/svc/state.db"), "%s", t);
 	load_clean(&l, t, BW_PROFILE_LIBDIR);

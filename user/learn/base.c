@@ -69,18 +69,48 @@ void bw_base_put_includes(FILE *f, const struct bw_wctx *w)
 
 /*
  * The kept rules in canonical text, each once (rules that say the same, name
- * and all, from several bases are one), with the base rule each came from.
+ * and all, from several bases are one), with the base rule each came from,
+ * in the bases' order.
  */
 struct kept_rule {
 	char *text;
 	const struct bw_profile *b;
 	const struct bw_rule *r;
+	size_t seq; /* place in the bases' order */
+	bool dup;   /* an earlier rule says the same */
 };
+
+static int kept_text_cmp(const void *a, const void *b)
+{
+	const struct kept_rule *x = *(const struct kept_rule *const *)a;
+	const struct kept_rule *y = *(const struct kept_rule *const *)b;
+	int c = strcmp(x->text, y->text);
+
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Marks every rule but the first of each text, through a copy sorted by text. */
+static int mark_dups(struct kept_rule *v, size_t n)
+{
+	struct kept_rule **by_text = calloc(n + 1, sizeof(*by_text));
+
+	if (!by_text)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++)
+		by_text[j] = &v[j];
+	qsort(by_text, n, sizeof(*by_text), kept_text_cmp);
+	for (size_t j = 1; j < n; j++)
+		by_text[j]->dup = !strcmp(by_text[j]->text, by_text[j - 1]->text);
+	free(by_text);
+	return 0;
+}
+
+static void kept_free(struct kept_rule *v, size_t n);
 
 static int kept_rules(const struct bw_wctx *w, struct kept_rule **out, size_t *n)
 {
 	struct kept_rule *v = NULL;
-	size_t cap = 0;
+	size_t cap = 0, kept_n = 0;
 	char buf[BW_RULE_TEXT_MAX];
 
 	*n = 0;
@@ -89,13 +119,8 @@ static int kept_rules(const struct bw_wctx *w, struct kept_rule **out, size_t *n
 
 		for (size_t k = 0; k < b->nrules; k++) {
 			const struct bw_rule *r = &b->rules[k];
-			size_t j;
 
 			if (!kept(w, b, r) || bw_rule_format(r, true, buf, sizeof(buf)) < 0)
-				continue;
-			for (j = 0; j < *n && strcmp(v[j].text, buf); j++)
-				;
-			if (j < *n)
 				continue;
 			if (*n == cap) {
 				struct kept_rule *nv;
@@ -110,15 +135,25 @@ static int kept_rules(const struct bw_wctx *w, struct kept_rule **out, size_t *n
 			if (!v[*n].text)
 				goto oom;
 			v[*n].b = b;
-			v[(*n)++].r = r;
+			v[*n].r = r;
+			v[*n].seq = *n;
+			v[(*n)++].dup = false;
 		}
 	}
+	if (mark_dups(v, *n))
+		goto oom;
+	/* Drop the repeats, keeping the bases' order. */
+	for (size_t j = 0; j < *n; j++) {
+		if (v[j].dup)
+			free(v[j].text);
+		else
+			v[kept_n++] = v[j];
+	}
+	*n = kept_n;
 	*out = v;
 	return 0;
 oom:
-	for (size_t j = 0; j < *n; j++)
-		free(v[j].text);
-	free(v);
+	kept_free(v, *n);
 	*n = 0;
 	return -ENOMEM;
 }
