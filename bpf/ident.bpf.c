@@ -35,6 +35,7 @@
 #include "pins.bpf.h"
 #include "kernel.bpf.h"
 #include "dcache.bpf.h"
+#include "unixplace.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -203,6 +204,59 @@ static __always_inline void bw_adopt_at(struct inode *dir, struct dentry *dentry
 	bw_adopt_cat(&a, pos, BW_CAT_PIN_EXEC);
 }
 
+struct bw_unix_adopt {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+/* One slot's `deny net connect unix` rule of the place pins the socket file there. */
+static long bw_unix_adopt_slot(__u32 slot, struct bw_unix_adopt *a)
+{
+	struct bw_unix_place_scratch *ps;
+	struct bw_inode_pin pin = {};
+	struct bw_inode_key k = {};
+	struct bw_unix_value *v;
+	__u32 zero = 0;
+
+	ps = bpf_map_lookup_elem(&bw_unix_place_scratch, &zero);
+	if (!ps)
+		return 1;
+	ps->key.policy = slot;
+	ps->key.op = BW_NOP_CONNECT;
+	v = bpf_map_lookup_elem(&bw_unix_places, &ps->key);
+	if (!v || v->verdict != BW_V_DENY)
+		return 0;
+	pin.self.verdict_r = BW_V_DENY;
+	pin.self.rule_r = v->rule;
+	k.ino = a->ino;
+	k.dev = a->dev;
+	k.policy = slot;
+	k.cat = BW_CAT_PIN_UNIX;
+	bw_pin_put(&k, &pin, BPF_ANY);
+	return 0;
+}
+
+/*
+ * A socket file comes to a place (made there by bind, or renamed there),
+ * whoever does it: the slots with a deny rule for the place pin it, so a
+ * later rename does not take it out of the rule (bw_unix_pinned in
+ * bpf/unix.bpf.h).
+ */
+static __always_inline void bw_unix_adopt_at(struct dentry *dentry, struct inode *inode)
+{
+	struct bw_unix_place_scratch *ps;
+	struct bw_unix_adopt a = {};
+	__u32 zero = 0;
+
+	ps = bpf_map_lookup_elem(&bw_unix_place_scratch, &zero);
+	if (!ps || bw_unix_place_of(&ps->key, dentry))
+		return;
+	a.ino = BPF_CORE_READ(inode, i_ino);
+	a.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	bpf_loop(bw_slots_used(), bw_unix_adopt_slot, &a, 0);
+}
+
 /* Every new dentry with an inode: a creation, or a lookup that missed the dcache. */
 SEC("lsm/d_instantiate")
 int BPF_PROG(bw_d_inst, struct dentry *dentry, struct inode *inode)
@@ -221,6 +275,8 @@ int BPF_PROG(bw_d_inst, struct dentry *dentry, struct inode *inode)
 	dir = dentry->d_parent->d_inode;
 	if (dir)
 		bw_adopt_at(dir, dentry, inode);
+	if ((inode->i_mode & S_IFMT) == S_IFSOCK)
+		bw_unix_adopt_at(dentry, inode);
 	return 0;
 }
 
@@ -234,8 +290,11 @@ int BPF_PROG(bw_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 	if (ret)
 		return ret;
 	inode = BPF_CORE_READ(old_dentry, d_inode);
-	if (inode)
-		bw_adopt_at(new_dir, new_dentry, inode);
+	if (!inode)
+		return 0;
+	bw_adopt_at(new_dir, new_dentry, inode);
+	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFSOCK)
+		bw_unix_adopt_at(new_dentry, inode);
 	return 0;
 }
 
@@ -310,6 +369,7 @@ int BPF_PROG(bw_inode_link, struct dentry *old_dentry, struct inode *dir, struct
 struct bw_gone {
 	__u64 ino;
 	__u32 dev;
+	__u32 sock; /* a socket file: its unix pins go too */
 };
 
 static long bw_gone_slot(__u32 slot, struct bw_gone *g)
@@ -320,6 +380,10 @@ static long bw_gone_slot(__u32 slot, struct bw_gone *g)
 	bpf_map_delete_elem(&bw_inodes, &k);
 	k.cat = BW_CAT_PIN_EXEC;
 	bpf_map_delete_elem(&bw_inodes, &k);
+	if (g->sock) {
+		k.cat = BW_CAT_PIN_UNIX;
+		bpf_map_delete_elem(&bw_inodes, &k);
+	}
 	return 0;
 }
 
@@ -342,6 +406,7 @@ int BPF_PROG(bw_inode_gone, struct inode *inode)
 	if (!bw_bit_test(&bw_pinbits, g.ino))
 		return 0;
 	g.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	g.sock = (BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFSOCK;
 	bpf_loop(bw_slots_used(), bw_gone_slot, &g, 0);
 	return 0;
 }

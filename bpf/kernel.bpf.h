@@ -80,6 +80,7 @@
 #define MAY_WRITE 0x2
 #define S_IFMT	  00170000
 #define S_IFREG	  0100000
+#define S_IFSOCK  0140000
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define BW_SOCKFS_MAGIC	    0x534f434b /* sockfs: the inodes of sockets */

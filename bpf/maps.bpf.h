@@ -152,6 +152,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_unix_rules SEC(".maps");
 
+/* The places of unix path deny rules (struct bw_unix_place_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_UNIX_KEYS);
+	__type(key, struct bw_unix_place_key);
+	__type(value, struct bw_unix_value);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_unix_places SEC(".maps");
+
 /* Objects of deny rules by device and inode, whatever name reaches them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -49,8 +49,6 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define FMODE_PATH 0x4000
-#define S_IFMT	   00170000
-#define S_IFSOCK   0140000
 #define TCP_LISTEN 10
 #define AF_KEY	   15
 #define AF_NETLINK 16

@@ -30,7 +30,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define AF_KEY	   15
 #define AF_NETLINK 16
 #define AF_ALG	   38
-#define S_IFSOCK   0140000
 
 /*
  * Families decided elsewhere (unix and IP by their rules) or that only talk
@@ -137,7 +136,10 @@ static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt
 	}
 	if (err)
 		return 0;
-	return bw_unix_decide(u, cgid, cg, BW_NOP_BIND, evop, len, dentry, false);
+	err = bw_unix_decide(u, cgid, cg, BW_NOP_BIND, evop, len, dentry, false);
+	if (!err && dentry)
+		err = bw_unix_bind_place(u, cgid, cg, evop, len, dentry);
+	return err;
 }
 
 SEC("lsm/unix_stream_connect")

@@ -12,6 +12,8 @@
 #include "event.bpf.h"
 #include "kernel.bpf.h"
 #include "path.bpf.h"
+#include "pins.bpf.h"
+#include "unixplace.bpf.h"
 
 /*
  * unix sockets: connect (stream and seqpacket) and every datagram sent are
@@ -72,7 +74,7 @@ static __always_inline void bw_unix_id(struct bw_learn_key *id, const char *name
  */
 static __always_inline int bw_unix_event_real(struct bw_outcome o, __u64 cgid, __u32 policy,
 					      __u8 evop, __u16 rule, const struct bw_unix_key *u,
-					      __u32 len, struct dentry *dentry)
+					      __u32 len, struct dentry *dentry, __u8 flags)
 {
 	struct bw_scratch *s;
 	__u32 zero = 0, real;
@@ -86,10 +88,46 @@ static __always_inline int bw_unix_event_real(struct bw_outcome o, __u64 cgid, _
 	real = bw_real_name_add(s, dentry, len);
 	if (!real)
 		return 0;
-	bw_event_head(&s->ev, cgid, policy, o, evop, 0, rule, BW_EVF_UNIX | BW_EVF_REAL);
+	bw_event_head(&s->ev, cgid, policy, o, evop, 0, rule, flags | BW_EVF_REAL);
 	s->ev.path_len = len;
 	bw_event_send(policy, &s->ev, sizeof(s->ev) + ((len + real) & (4 * BW_PATH_BUF - 1)));
 	return 1;
+}
+
+/*
+ * A refusal of the socket named in u (len bytes) by rule, or its record in
+ * audit and learn modes; dentry: the socket file, if any, for the event.
+ * by_inode: the rule was met by the socket file's identity (its pin or its
+ * place), not by its name.
+ */
+static __always_inline int bw_unix_refuse(struct bw_unix_key *u, __u64 cgid,
+					  const struct bw_cgroup *cg, const struct bw_policy *pol,
+					  __u8 evop, __u32 len, struct dentry *dentry, __u16 rule,
+					  bool by_inode)
+{
+	__u8 flags = BW_EVF_UNIX | (by_inode ? BW_EVF_INODE_PIN : 0);
+	struct bw_learn_key id = {};
+	struct bw_unix_event *e;
+	struct bw_outcome o;
+	__u32 policy = cg->policy;
+
+	if (len > BW_UNIX_NAME)
+		len = BW_UNIX_NAME;
+	bw_unix_id(&id, u->name, len);
+	o = bw_deny_outcome(cgid, cg, pol, rule, evop, 0, flags, &id);
+	if (!o.type)
+		return bw_lsm_ret(o, -EPERM);
+	if (dentry && bw_unix_event_real(o, cgid, policy, evop, rule, u, len, dentry, flags))
+		return bw_lsm_ret(o, -EPERM);
+	e = bw_event_reserve(policy, sizeof(*e));
+	if (!e)
+		return bw_lsm_ret(o, -EPERM);
+	bw_event_head(&e->ev, cgid, policy, o, evop, 0, rule, flags);
+	/* The whole name field: path_len says how much of it is used. */
+	e->ev.path_len = len;
+	__builtin_memcpy(e->name, u->name, sizeof(e->name));
+	bpf_ringbuf_submit(e, 0);
+	return bw_lsm_ret(o, -EPERM);
 }
 
 /*
@@ -102,19 +140,15 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len,
 					  struct dentry *dentry, bool only_denials)
 {
-	struct bw_learn_key id = {};
-	struct bw_unix_event *e;
 	struct bw_unix_value *v;
 	struct bw_policy *pol;
-	struct bw_outcome o;
-	__u32 policy = cg->policy;
 	__u16 rule = 0;
 	__u8 verdict;
 
 	pol = bw_policy_of(cg);
 	if (!pol)
 		return -EPERM;
-	u->policy = policy;
+	u->policy = cg->policy;
 	u->op = op;
 	v = bpf_map_lookup_elem(&bw_unix_rules, u);
 	if (only_denials && !(v && v->verdict == BW_V_DENY))
@@ -123,26 +157,71 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 	if (v)
 		rule = v->rule;
 	if (verdict != BW_V_DENY) {
-		bw_opstat(policy, evop, cg->mode, 1);
+		bw_opstat(cg->policy, evop, cg->mode, 1);
 		return 0;
 	}
-	if (len > BW_UNIX_NAME)
-		len = BW_UNIX_NAME;
-	bw_unix_id(&id, u->name, len);
-	o = bw_deny_outcome(cgid, cg, pol, rule, evop, 0, BW_EVF_UNIX, &id);
-	if (!o.type)
-		return bw_lsm_ret(o, -EPERM);
-	if (dentry && bw_unix_event_real(o, cgid, policy, evop, rule, u, len, dentry))
-		return bw_lsm_ret(o, -EPERM);
-	e = bw_event_reserve(policy, sizeof(*e));
-	if (!e)
-		return bw_lsm_ret(o, -EPERM);
-	bw_event_head(&e->ev, cgid, policy, o, evop, 0, rule, BW_EVF_UNIX);
-	/* The whole name field: path_len says how much of it is used. */
-	e->ev.path_len = len;
-	__builtin_memcpy(e->name, u->name, sizeof(e->name));
-	bpf_ringbuf_submit(e, 0);
-	return bw_lsm_ret(o, -EPERM);
+	return bw_unix_refuse(u, cgid, cg, pol, evop, len, dentry, rule, false);
+}
+
+/*
+ * The socket file itself: pinned by a `deny net connect unix` rule
+ * (BW_CAT_PIN_UNIX), it is refused under whatever name it has now, one a
+ * rename of it or of a directory above gave it, even when it was bound by a
+ * relative name. u holds its name now, for the event.
+ */
+static __always_inline int bw_unix_pinned(struct bw_unix_key *u, __u64 cgid,
+					  const struct bw_cgroup *cg, __u8 evop, __u32 len,
+					  struct dentry *dentry)
+{
+	struct inode *inode = BPF_CORE_READ(dentry, d_inode);
+	struct bw_inode_key k = {};
+	struct bw_inode_pin *pin;
+	struct bw_policy *pol;
+
+	if (!inode)
+		return 0;
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	if (!bw_maybe_pinned(k.ino))
+		return 0;
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.policy = cg->policy;
+	k.cat = BW_CAT_PIN_UNIX;
+	pin = bpf_map_lookup_elem(&bw_inodes, &k);
+	if (!pin || pin->self.verdict_r != BW_V_DENY)
+		return 0;
+	pol = bw_policy_of(cg);
+	if (!pol)
+		return -EPERM;
+	return bw_unix_refuse(u, cgid, cg, pol, evop, len, dentry, pin->self.rule_r, true);
+}
+
+/*
+ * A bind to a path, by the place of the socket file being made: its
+ * directory's identity and its name (bpf/unixplace.bpf.h), which a chroot
+ * or a bind mount of the directory does not change; u->name holds the name
+ * as the process sees it, for the event.
+ */
+static __always_inline int bw_unix_bind_place(struct bw_unix_key *u, __u64 cgid,
+					      const struct bw_cgroup *cg, __u8 evop, __u32 len,
+					      struct dentry *dentry)
+{
+	struct bw_unix_place_scratch *ps;
+	struct bw_unix_value *v;
+	struct bw_policy *pol;
+	__u32 zero = 0;
+
+	ps = bpf_map_lookup_elem(&bw_unix_place_scratch, &zero);
+	if (!ps || bw_unix_place_of(&ps->key, dentry))
+		return 0;
+	ps->key.policy = cg->policy;
+	ps->key.op = BW_NOP_BIND;
+	v = bpf_map_lookup_elem(&bw_unix_places, &ps->key);
+	if (!v || v->verdict != BW_V_DENY)
+		return 0;
+	pol = bw_policy_of(cg);
+	if (!pol)
+		return -EPERM;
+	return bw_unix_refuse(u, cgid, cg, pol, evop, len, dentry, v->rule, true);
 }
 
 /* The path of a socket file (mnt, dentry) as the process sees it, into u->name. */
@@ -249,10 +328,10 @@ static __always_inline int bw_unix_bound_path(struct bw_unix_key *u, struct sock
 
 /*
  * A connect, a datagram or a received connection to peer: decided by the
- * peer's name now (bw_unix_peer_name), and by a deny rule of the path it
- * was bound at, which no rename of the socket file or of a directory above
- * it changes: a socket a deny rule names stays denied under any name it is
- * given later.
+ * peer's name now (bw_unix_peer_name), by the socket file's pin, and by a
+ * deny rule of the path it was bound at, which no rename of the socket
+ * file or of a directory above it changes: a socket a deny rule names
+ * stays denied under any name it is given later.
  */
 static __always_inline int bw_unix_decide_peer(struct bw_unix_key *u, __u64 cgid,
 					       const struct bw_cgroup *cg, struct sock *peer,
@@ -265,6 +344,8 @@ static __always_inline int bw_unix_decide_peer(struct bw_unix_key *u, __u64 cgid
 	if (bw_unix_peer_name(u, peer, &len))
 		return 0;
 	ret = bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, dentry, false);
+	if (!ret && dentry)
+		ret = bw_unix_pinned(u, cgid, cg, evop, len, dentry);
 	if (ret || bw_unix_bound_path(u, peer, &len))
 		return ret;
 	return bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, dentry, true);

@@ -312,6 +312,13 @@ struct bw_inode_key {
 
 #define BW_CAT_PIN_FILE 0
 #define BW_CAT_PIN_EXEC 1
+/*
+ * A socket file that a `deny net connect unix PATH` rule names (self.rule_r,
+ * self.verdict_r): denied under any name a rename gives it later. Pinned by
+ * the agent for a socket there at load, and by the kernel when one is made
+ * at the rule's place (struct bw_unix_place_key). No position, no climb.
+ */
+#define BW_CAT_PIN_UNIX 2
 _Static_assert(sizeof(struct bw_inode_key) == 16, "bw_inode_key size");
 
 /*
@@ -441,6 +448,25 @@ struct bw_unix_value {
 	__u8 pad;
 };
 _Static_assert(sizeof(struct bw_unix_value) == 4, "bw_unix_value size");
+
+/*
+ * The place of a unix path rule's socket file: its directory by device and
+ * inode, and its last name. A bind there through another name of the
+ * directory (a chroot, a bind mount in the sandbox's own namespace) meets
+ * the rule of the place; a socket file made there, by anyone, is pinned
+ * (BW_CAT_PIN_UNIX). The agent records the places of deny rules at load,
+ * in each view it installs the profile for.
+ */
+struct bw_unix_place_key {
+	__u64 ino; /* the directory */
+	__u32 dev; /* kernel dev_t: bw_dev_encode() */
+	__u16 policy;
+	__u8 op; /* BW_NOP_CONNECT or BW_NOP_BIND */
+	__u8 pad;
+	char name[BW_UNIX_NAME]; /* the last name, NUL padded */
+	__u32 tail;		 /* zero: the key's size is a multiple of its ino's */
+};
+_Static_assert(sizeof(struct bw_unix_place_key) == 128, "bw_unix_place_key size");
 
 /*
  * The object of a network event, in the path bytes of struct bw_event. For

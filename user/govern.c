@@ -107,6 +107,8 @@ static void release_keys(struct bw_maps *m, uint32_t id)
 {
 	delete_policy_keys(m->unix_rules, sizeof(struct bw_unix_key),
 			   offsetof(struct bw_unix_key, policy), sizeof(__u32), id);
+	delete_policy_keys(m->unix_places, sizeof(struct bw_unix_place_key),
+			   offsetof(struct bw_unix_place_key, policy), sizeof(__u16), id);
 	delete_policy_keys(m->inodes, sizeof(struct bw_inode_key),
 			   offsetof(struct bw_inode_key, policy), sizeof(__u16), id);
 	delete_policy_keys(m->pos_pins, sizeof(struct bw_pos_pin_key),

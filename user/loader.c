@@ -555,17 +555,18 @@ int bw_open_pinned(struct bw_maps *m)
 		int *fd;
 		const char *name;
 	} maps[] = {
-	    {&m->cgroups, "bw_cgroups"},       {&m->policies, "bw_policies"},
-	    {&m->file_rules, "bw_file_rules"}, {&m->inodes, "bw_inodes"},
-	    {&m->exec_rules, "bw_exec_rules"}, {&m->net_rules, "bw_net_rules"},
-	    {&m->unix_rules, "bw_unix_rules"}, {&m->rbufs, "bw_rbufs"},
-	    {&m->counters, "bw_counters"},     {&m->pinbits, "bw_pinbits"},
-	    {&m->opstats, "bw_opstats"},       {&m->pending, "bw_pending"},
-	    {&m->positions, "bw_positions"},   {&m->pos_pins, "bw_pos_pins"},
-	    {&m->pos_dirs, "bw_pos_dirs"},     {&m->posbits, "bw_posbits"},
-	    {&m->cg_count, "bw_cg_count"},     {&m->cg_limits, "bw_cg_limits"},
-	    {&m->dc_gen, "bw_dc_gen"},	       {&m->govbits, "bw_govbits"},
-	    {&m->slot_end, "bw_slot_end"},     {&m->rawdevs, "bw_rawdevs"},
+	    {&m->cgroups, "bw_cgroups"},	 {&m->policies, "bw_policies"},
+	    {&m->file_rules, "bw_file_rules"},	 {&m->inodes, "bw_inodes"},
+	    {&m->exec_rules, "bw_exec_rules"},	 {&m->net_rules, "bw_net_rules"},
+	    {&m->unix_rules, "bw_unix_rules"},	 {&m->rbufs, "bw_rbufs"},
+	    {&m->counters, "bw_counters"},	 {&m->pinbits, "bw_pinbits"},
+	    {&m->opstats, "bw_opstats"},	 {&m->pending, "bw_pending"},
+	    {&m->positions, "bw_positions"},	 {&m->pos_pins, "bw_pos_pins"},
+	    {&m->pos_dirs, "bw_pos_dirs"},	 {&m->posbits, "bw_posbits"},
+	    {&m->cg_count, "bw_cg_count"},	 {&m->cg_limits, "bw_cg_limits"},
+	    {&m->dc_gen, "bw_dc_gen"},		 {&m->govbits, "bw_govbits"},
+	    {&m->slot_end, "bw_slot_end"},	 {&m->rawdevs, "bw_rawdevs"},
+	    {&m->unix_places, "bw_unix_places"},
 	};
 	size_t i;
 
@@ -752,7 +753,7 @@ void bw_maps_close(struct bw_maps *m)
 		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits,
 		      &m->opstats,    &m->pending,  &m->positions,  &m->pos_pins,   &m->pos_dirs,
 		      &m->posbits,    &m->cg_count, &m->cg_limits,  &m->dc_gen,	    &m->govbits,
-		      &m->slot_end,   &m->rawdevs};
+		      &m->slot_end,   &m->rawdevs,  &m->unix_places};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

@@ -19,11 +19,11 @@ struct bpf_link;
 #define BW_RUN_DIR  "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
 /* Every descriptor of struct bw_maps closed (-1); the assert below keeps the count. */
-#define BW_MAPS_NFDS 23
+#define BW_MAPS_NFDS 24
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
 		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,    \
-		    -1, -1, -1                                                                     \
+		    -1, -1, -1, -1                                                                 \
 	}
 
 struct bw_maps {
@@ -33,6 +33,7 @@ struct bw_maps {
 	int exec_rules;
 	int net_rules;
 	int unix_rules;
+	int unix_places; /* places of unix path deny rules (user/pins.c) */
 	int inodes;
 	int rbufs;
 	int counters;

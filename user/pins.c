@@ -339,6 +339,83 @@ static int add_mount_pins(struct bw_pin_set *ps, const struct bw_compiled *c, ui
 	return bw_mounts_each(mount_pin, &mp);
 }
 
+/*
+ * The socket file of each `deny net connect unix PATH` rule there now, in
+ * view v: pinned, so that a rename of it or of a directory above does not
+ * take it out of the rule (BW_CAT_PIN_UNIX). One made there later is pinned
+ * by the kernel, at its place (unix_places_write).
+ */
+static int add_unix_pins(struct bw_pin_set *ps, const struct bw_compiled *c, uint32_t policy,
+			 const struct bw_pin_view *v)
+{
+	char buf[2 * PATH_MAX];
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < c->nunixes && !ret; i++) {
+		const struct bw_unix_entry *e = &c->unixes[i];
+		struct bw_inode_pin pin = {};
+		const char *path;
+		struct stat st;
+
+		if (e->key.op != BW_NOP_CONNECT || e->val.verdict != BW_V_DENY ||
+		    e->key.name[0] != '/')
+			continue;
+		path = in_view(v, e->key.name, buf, sizeof(buf));
+		if (!path || stat(path, &st) || !S_ISSOCK(st.st_mode))
+			continue;
+		pin.self.verdict_r = BW_V_DENY;
+		pin.self.rule_r = e->val.rule;
+		ret = pin_add(ps, &st, policy, BW_CAT_PIN_UNIX, &pin);
+	}
+	return ret;
+}
+
+/*
+ * The place of each unix path deny rule in view v: its directory by device
+ * and inode, and its last name (struct bw_unix_place_key). A directory that
+ * does not exist yet has no place: its rule decides by name alone.
+ */
+static int unix_places_write(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+			     const struct bw_pin_view *v)
+{
+	char dir[BW_UNIX_NAME + 1], buf[2 * PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < c->nunixes; i++) {
+		const struct bw_unix_entry *e = &c->unixes[i];
+		struct bw_unix_place_key k = {};
+		const char *slash, *path;
+		struct stat st;
+
+		if (e->val.verdict != BW_V_DENY || e->key.name[0] != '/')
+			continue;
+		memcpy(dir, e->key.name, BW_UNIX_NAME);
+		dir[BW_UNIX_NAME] = '\0';
+		slash = strrchr(dir, '/');
+		if (!slash[1])
+			continue;
+		memcpy(k.name, slash + 1, strlen(slash + 1));
+		dir[slash == dir ? 1 : slash - dir] = '\0';
+		path = in_view(v, dir, buf, sizeof(buf));
+		if (!path || stat(path, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		k.ino = st.st_ino;
+		k.dev = bw_kdev(st.st_dev);
+		k.policy = (__u16)policy;
+		k.op = e->key.op;
+		if (bpf_map_update_elem(m->unix_places, &k, &e->val, BPF_ANY)) {
+			int ret = -errno;
+
+			bw_err("cannot record the place of unix socket rule %s: %s (at most %d for "
+			       "all loaded profiles)",
+			       e->key.name, strerror(-ret), BW_MAX_UNIX_KEYS);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 int bw_pins_resolve_view(const struct bw_compiled *c, uint32_t policy, const struct bw_pin_view *v,
 			 struct bw_pin_set *ps)
 {
@@ -365,6 +442,8 @@ int bw_pins_resolve_view(const struct bw_compiled *c, uint32_t policy, const str
 	ps->scan_incomplete |= !s.budget;
 	if (!ret && c->nfiles)
 		ret = add_mount_pins(ps, c, policy, v);
+	if (!ret)
+		ret = add_unix_pins(ps, c, policy, v);
 	return ret;
 }
 
@@ -425,8 +504,10 @@ void bw_pins_policy(const struct bw_compiled *c, const struct bw_pin_set *ps, st
 	pol->has_exec_pins = c->policy.has_exec_pins && deny;
 	pol->npin_devs = 0;
 	memset(pol->pin_devs, 0, sizeof(pol->pin_devs));
+	/* A socket file's pin is looked up at connect, never climbed to. */
 	for (i = 0; i < ps->n; i++)
-		if (!(ps->pins[i].self.flags & BW_PIN_MOUNT) && pin_can_deny(&ps->pins[i]))
+		if (!(ps->pins[i].self.flags & BW_PIN_MOUNT) && pin_can_deny(&ps->pins[i]) &&
+		    ps->keys[i].cat != BW_CAT_PIN_UNIX)
 			add_pin_dev(pol, ps->keys[i].dev);
 	if (ps->npos_devs > ps->npos_devs_max)
 		pol->npin_devs = BW_PIN_DEVS_MANY;
@@ -499,10 +580,15 @@ int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, 
 	if (!nviews) {
 		ret = bw_positions_install(m, c, policy, NULL, &pos, NULL);
 		if (!ret)
+			ret = unix_places_write(m, c, policy, NULL);
+		if (!ret)
 			ret = bw_pins_resolve_view(c, policy, NULL, &ps);
 	}
-	for (i = 0; i < nviews && !ret; i++)
+	for (i = 0; i < nviews && !ret; i++) {
 		ret = bw_positions_install(m, c, policy, &views[i], &pos, NULL);
+		if (!ret)
+			ret = unix_places_write(m, c, policy, &views[i]);
+	}
 	for (i = 0; i < nviews && !ret; i++)
 		ret = bw_pins_resolve_view(c, policy, &views[i], &ps);
 	if (!ret)
@@ -555,6 +641,8 @@ int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint3
 	int ret;
 
 	ret = bw_positions_install(m, c, policy, v, &pos, &rec);
+	if (!ret)
+		ret = unix_places_write(m, c, policy, v);
 	if (!ret)
 		ret = bw_pins_resolve_view(c, policy, v, &ps);
 	if (!ret)

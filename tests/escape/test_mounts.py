@@ -539,6 +539,40 @@ def test_mount_and_unix_events_name_the_real_object():
         check_eq(outcome_lines(r)[-1][:2], "OK", op + ": the control's last step")
 
 
+def test_unix_bind_through_another_name_of_its_directory():
+    """`deny net bind unix DIR/app.sock`: the sandbox (its own mount
+    namespace under `run`, mounts and chroot allowed) makes that socket file
+    through other names of DIR: a chroot into DIR, and a bind mount of DIR
+    in its namespace. The rule is kept at the socket file's place (DIR's
+    identity and the name): EPERM, one event naming the sandbox's name and,
+    as real_path, DIR/app.sock; nothing made. Another name in DIR gets
+    through, and so does each route under the same profile without the
+    rule."""
+    d = S + "/place"
+    os.makedirs(d + "/run")
+    os.makedirs(d + "/view")
+    sock = d + "/run/app.sock"
+    base = "default allow\n" + ALLOW["mount"] + ALLOW["chroot"]
+    forbid = profile(base + "deny net bind unix %s\n" % sock, name="forbid")
+    control = profile(base, name="control")
+    routes = (("a chroot into the directory", "/app.sock", "/other.sock",
+               lambda name: steps(["chroot", d + "/run"], ["listen", name])),
+              ("a bind mount of the directory", d + "/view/app.sock", d + "/view/other.sock",
+               lambda name: steps(["bind", d + "/run", d + "/view"], ["listen", name])))
+    for what, name, other, route in routes:
+        r = run(forbid, route(name))
+        e = refused(r, "EPERM", name, what, key="unix")
+        check_eq(e.get("real_path"), sock, what + ": the real object")
+        check_eq(e.get("by_inode"), True, what + ": decided by the place")
+        check(not os.path.exists(sock), what + ": the socket file was made")
+        r = run(forbid, route(other))
+        got_through(r, what + ", another name")
+        os.unlink(d + "/run/other.sock")
+        r = run(control, route(name))
+        got_through(r, what + " without the rule")
+        os.unlink(sock)
+
+
 TESTS = [
     test_bind_mount_as_root,
     test_bind_mount_unprivileged_in_user_namespace,
@@ -557,6 +591,7 @@ TESTS = [
     test_a_new_mount_namespace_alone_changes_no_name,
     test_events_name_the_real_object,
     test_mount_and_unix_events_name_the_real_object,
+    test_unix_bind_through_another_name_of_its_directory,
 ]
 
 if __name__ == "__main__":

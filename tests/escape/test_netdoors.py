@@ -404,6 +404,78 @@ def test_unix_socket_renamed_away_from_its_rule():
         t.join()
 
 
+def relative_unix_server(directory, name, stop):
+    """unix_server bound by a relative name (its cwd is directory): the
+    address the kernel keeps says nothing of where the socket file is."""
+    cwd = os.getcwd()
+    os.chdir(directory)
+    try:
+        return unix_server(name, stop)
+    finally:
+        os.chdir(cwd)
+
+
+def test_unix_socket_bound_by_a_relative_name_renamed():
+    """`deny net connect unix` names two servers' sockets, each bound by a
+    relative name: one before the profile was loaded, one after (made at
+    the rule's place while the sandbox runs). The sandbox renames both
+    socket files and then their directory, and connects by the new names.
+    Neither the names now nor the names given to bind say where they were:
+    the socket files are pinned (at load, and by the kernel when the second
+    is made at the rule's place), EPERM for both, one event each naming the
+    socket by its name now and the rule that pinned it. The control reaches
+    both servers."""
+    if not lsm_active():
+        skip("unix rules need BPF LSM; this kernel has none")
+
+    def attempt(d, rules):
+        os.makedirs(d + "/run")
+        stop = threading.Event()
+        threads = [relative_unix_server(d + "/run", "early.sock", stop)]
+
+        def late():
+            for _ in range(1200):
+                if os.path.exists(d + "/ready") or stop.is_set():
+                    break
+                stop.wait(0.05)
+            threads.append(relative_unix_server(d + "/run", "late.sock", stop))
+        waiter = threading.Thread(target=late, daemon=True)
+        waiter.start()
+        mountop = os.path.join(BUILD, "tests", "mountop")
+        script = ("touch {d}/ready; i=0; while [ ! -S {d}/run/late.sock ] && [ $i -lt 600 ]; "
+                  "do sleep 0.05; i=$((i+1)); done; mv {d}/run/early.sock {d}/run/e2.sock && "
+                  "mv {d}/run/late.sock {d}/run/l2.sock && mv {d}/run {d}/moved && "
+                  "{m} ?connect {d}/moved/e2.sock \\; ?connect {d}/moved/l2.sock"
+                  ).format(d=d, m=mountop)
+        try:
+            return run(profile(OPEN + "default allow net\n" + rules), ["sh", "-c", script])
+        finally:
+            stop.set()
+            waiter.join()
+            for t in threads:
+                t.join()
+
+    base = os.path.realpath(SCRATCH)
+    d = base + "/relative"
+    rules = ("deny net connect unix %s/run/early.sock\ndeny net connect unix %s/run/late.sock\n"
+             % (d, d))
+    r = attempt(d, rules)
+    check_eq([l for l in r.stdout.split("\n") if l], ["ERR EPERM", "ERR EPERM"],
+             "connect by the renamed names (stderr %s)" % r.stderr.strip())
+    for now, bound in (("/moved/e2.sock", "/run/early.sock"), ("/moved/l2.sock", "/run/late.sock")):
+        named = [e for e in denials(r.events) if e.get("unix") == d + now]
+        check(len(named) == 1, "one deny event naming %s: %r" % (d + now, denials(r.events)))
+        where, _, line = named[0].get("rule", "").rpartition(":")
+        with open(where) as f:
+            said = f.read().split("\n")[int(line) - 1]
+        check_eq(said, "deny net connect unix " + d + bound, now + ": the rule in the event")
+        check_eq(named[0].get("by_inode"), True, now + ": decided by the socket file's pin")
+    r = attempt(base + "/relative-control", "")
+    check_eq([l for l in r.stdout.split("\n") if l], ["OK hello", "OK hello"],
+             "the control reaches both servers (stderr %s)" % r.stderr.strip())
+    check(not denials(r.events), "the control: no denial: %r" % denials(r.events))
+
+
 NETCONF = "10.213.8.1"
 
 
@@ -478,6 +550,7 @@ TESTS = [
     test_dual_stack_bind_is_an_ipv4_bind_too,
     test_unix_bind_every_spelling,
     test_unix_socket_renamed_away_from_its_rule,
+    test_unix_socket_bound_by_a_relative_name_renamed,
     test_network_configuration_of_the_host,
 ]
 

@@ -520,8 +520,8 @@ def metrics(k):
     check(metric(after, "bpfwarden_governed_containers", profile="web") >= 1,
           "no governed container counted")
     # The fill of each shared map; the loaded profiles' rules are in theirs.
-    for m in ("cgroups", "pending", "inodes", "unix_rules", "file_rules", "exec_rules",
-              "net_rules", "positions", "pos_pins", "pos_dirs"):
+    for m in ("cgroups", "pending", "inodes", "unix_rules", "unix_places", "file_rules",
+              "exec_rules", "net_rules", "positions", "pos_pins", "pos_dirs"):
         n, cap = (metric(after, "bpfwarden_map_entries", map=m),
                   metric(after, "bpfwarden_map_capacity", map=m))
         check(0 <= n <= cap and cap > 0, "map %s: %s entries of %s" % (m, n, cap))

@@ -359,6 +359,8 @@ out:
 		     BW_MAX_INODE_PINS},
 		    {"unix_rules", offsetof(struct bw_maps, unix_rules), sizeof(struct bw_unix_key),
 		     BW_MAX_UNIX_KEYS},
+		    {"unix_places", offsetof(struct bw_maps, unix_places),
+		     sizeof(struct bw_unix_place_key), BW_MAX_UNIX_KEYS},
 		    {"file_rules", offsetof(struct bw_maps, file_rules), sizeof(struct bw_path_key),
 		     BW_MAX_FILE_KEYS, BW_FILE_TRIE},
 		    {"exec_rules", offsetof(struct bw_maps, exec_rules), sizeof(struct bw_path_key),
