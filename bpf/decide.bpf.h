@@ -106,7 +106,8 @@ struct {
 /*
  * Is a change of the object one of an agent's own files (its audit log)?
  * Told by device and inode, so a hard link, a bind mount or the file
- * renamed is the same file. Reads pay nothing.
+ * renamed is the same file. Reads pay nothing; a write pays the pin
+ * bitmap's test, where the agent sets its files' bits, before the lookup.
  */
 static __always_inline bool bw_agent_file(struct dentry *dentry, const struct bw_objtype *t,
 					  __u8 access)
@@ -116,6 +117,8 @@ static __always_inline bool bw_agent_file(struct dentry *dentry, const struct bw
 	if (!(access & BW_SLOT_W) || t->ifmt != S_IFREG)
 		return false;
 	k.ino = BPF_CORE_READ(dentry, d_inode, i_ino);
+	if (!bw_maybe_pinned(k.ino))
+		return false;
 	k.dev = t->dev;
 	return bpf_map_lookup_elem(&bw_agent_files, &k) != NULL;
 }

@@ -11,6 +11,7 @@
 #include "bpfwarden.h"
 #include "guard.h"
 #include "loader.h"
+#include "pins.h"
 
 /* The map and this process's pidfd, its key, while registered. */
 static int agents_fd = -1, self_pidfd = -1;
@@ -86,6 +87,7 @@ int bw_agent_file_keep(struct bw_maps *m, int fd)
 	struct bw_agent a = {.pid = getpid()};
 	struct bw_agent_file_key k = {};
 	struct stat st;
+	__u64 *bits;
 	int ret;
 
 	if (fstat(fd, &st))
@@ -105,6 +107,15 @@ int bw_agent_file_keep(struct bw_maps *m, int fd)
 	if (ret)
 		return ret;
 	drop_orphans();
+	/* The bitmap bit first: the kernel looks the file up only when it is set. */
+	bits = bw_bits_map(m->pinbits);
+	if (!bits) {
+		ret = -errno;
+		bw_unlock(m);
+		return ret;
+	}
+	bw_bits_set(bits, k.ino);
+	bw_bits_unmap(bits);
 	/* Under the lock: bw_unlock ends any verdict kept for the file before. */
 	ret = bpf_map_update_elem(files_fd, &k, &a, BPF_ANY) ? -errno : 0;
 	bw_unlock(m);

@@ -255,8 +255,15 @@ def test_without_capabilities_the_policy_stays():
 
 
 LOG_ROUTES = r"""
-import errno, os, sys
-log, other, link = sys.argv[1], sys.argv[2], sys.argv[3]
+import ctypes, errno, os, sys
+log, other, link, view = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+libc = ctypes.CDLL(None, use_errno=True)
+def by_bind_mount():
+    # The log's directory bound on view, in the sandbox's own mount namespace.
+    if libc.mount(os.path.dirname(log).encode(), view.encode(), None, 4096, None):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    append(os.path.join(view, os.path.basename(log)))
 def attempt(name, fn):
     try:
         fn()
@@ -271,6 +278,7 @@ attempt("append", lambda: append(log))
 attempt("ftruncate", lambda: os.truncate(log, 0))
 attempt("chmod", lambda: os.chmod(log, 0o666))
 attempt("append-by-link", lambda: append(link))
+attempt("append-by-bind-mount", by_bind_mount)
 attempt("rename", lambda: os.rename(log, other + ".moved"))
 with open(other + ".decoy", "w") as f:
     f.write("{}\n")
@@ -285,19 +293,23 @@ def test_the_audit_log_cannot_be_changed():
     by a hard link made to it), truncated by name, chmod, renamed away,
     replaced by a decoy renamed over it, unlinked. Each is refused (EACCES)
     with a deny event of rule builtin:self-protection, and the log keeps
-    every record. Control: the same steps on a file that is no agent's."""
+    every record. Control: the same steps on a file that is no agent's. The
+    profile allows mounts too: appended to through a bind mount of its
+    directory in the sandbox's own namespace, it is the same file."""
     needs_lsm()
     log, other = S + "/agent.log", S + "/plain"
     write(other, "plain\n")
     write(log, "")
     os.link(log, log + ".link")
     os.link(other, other + ".link")
-    prof = allow_all()
-    names = ["truncate", "append", "ftruncate", "chmod", "append-by-link", "rename", "replace",
-             "unlink"]
+    os.makedirs(S + "/view")
+    prof = profile("default allow\nallow mount\n", name="allow-all")
+    names = ["truncate", "append", "ftruncate", "chmod", "append-by-link",
+             "append-by-bind-mount", "rename", "replace", "unlink"]
     for target, want in ((log, "ERR EACCES"), (other, "OK")):
         r = subprocess.run([BW, "run", "--profile", prof, "--log", log, "--", "python3", "-c",
-                            LOG_ROUTES, target, S + "/x-" + os.path.basename(target), target + ".link"],
+                            LOG_ROUTES, target, S + "/x-" + os.path.basename(target),
+                            target + ".link", S + "/view"],
                            capture_output=True, text=True, timeout=120)
         got = dict(line.split(" ", 1) for line in r.stdout.splitlines())
         check_eq(sorted(got), sorted(names), "every step ran (%s)" % r.stderr.strip())
