@@ -240,8 +240,8 @@ static int pin_add(struct bw_pin_set *ps, const struct stat *st, uint32_t policy
  * A file inside a denied subtree that has another name elsewhere (a hard link
  * made before the sandbox started) is pinned by its own inode. New links from
  * inside a sandbox are refused by path_link. nftw(3) passes no argument to
- * its callback, hence the one walk's state here; the budget is shared by all
- * denied directories of a profile.
+ * its callback, hence the one walk's state here. BW_SCAN_MAX entries are
+ * shared by all the profile's directories (scan_dirs).
  */
 static struct link_scan {
 	struct bw_pin_set *ps;
@@ -249,6 +249,7 @@ static struct link_scan {
 	uint32_t policy;
 	size_t budget;
 	size_t base_len; /* the view's prefix before a profile path */
+	int cut;	 /* an entry was left unseen: the budget ran out */
 	int ret;
 } * scan;
 
@@ -258,8 +259,10 @@ static int scan_entry(const char *path, const struct stat *st, int type, struct 
 
 	if (ftw->level == 0)
 		return 0; /* the denied directory itself is pinned by its rule */
-	if (!scan->budget)
+	if (!scan->budget) {
+		scan->cut = 1;
 		return 1;
+	}
 	scan->budget--;
 	if (type != FTW_F || st->st_nlink < 2)
 		return 0;
@@ -268,13 +271,56 @@ static int scan_entry(const char *path, const struct stat *st, int type, struct 
 	return scan->ret ? 1 : 0;
 }
 
-static int scan_links(struct link_scan *s, const char *dir)
+static int scan_links(struct link_scan *s, const char *dir, size_t budget)
 {
+	s->budget = budget;
+	s->cut = 0;
 	/* FTW_PHYS: a symlink is not followed, and not the object it names. */
 	scan = s;
 	nftw(dir, scan_entry, 16, FTW_PHYS);
 	scan = NULL;
 	return s->ret;
+}
+
+/*
+ * The directories in dirs (n paths) scanned with BW_SCAN_MAX entries in
+ * all. Each gets an equal share first, so that a big tree early in the
+ * profile (all of /usr) does not use up what a small one after it (a cron
+ * directory) needs; what the small ones leave goes to those cut short,
+ * each scanned again with its share and an equal part of the rest. 1 in
+ * *cut if one was still cut short.
+ */
+static int scan_dirs(struct link_scan *s, char **dirs, size_t n, int *cut)
+{
+	size_t i, share, left = BW_SCAN_MAX, ncut = 0, more;
+	int *short_of;
+	int ret = 0;
+
+	*cut = 0;
+	if (!n)
+		return 0;
+	short_of = calloc(n, sizeof(*short_of));
+	if (!short_of)
+		return -ENOMEM;
+	share = BW_SCAN_MAX / n ? BW_SCAN_MAX / n : 1;
+	for (i = 0; i < n && !ret; i++) {
+		ret = scan_links(s, dirs[i], share);
+		left -= share - s->budget < left ? share - s->budget : left;
+		short_of[i] = s->cut;
+		ncut += s->cut;
+	}
+	more = ncut ? left / ncut : 0;
+	for (i = 0; i < n && !ret; i++) {
+		if (!short_of[i])
+			continue;
+		if (more) {
+			ret = scan_links(s, dirs[i], share + more);
+			short_of[i] = s->cut;
+		}
+		*cut |= short_of[i];
+	}
+	free(short_of);
+	return ret;
 }
 
 struct mount_pins {
@@ -419,11 +465,14 @@ static int unix_places_write(const struct bw_maps *m, const struct bw_compiled *
 int bw_pins_resolve_view(const struct bw_compiled *c, uint32_t policy, const struct bw_pin_view *v,
 			 struct bw_pin_set *ps)
 {
-	struct link_scan s = {.ps = ps, .c = c, .policy = policy, .budget = BW_SCAN_MAX};
-	char buf[2 * PATH_MAX];
-	size_t i;
-	int ret = 0;
+	struct link_scan s = {.ps = ps, .c = c, .policy = policy};
+	char buf[2 * PATH_MAX], **dirs;
+	size_t i, ndirs = 0;
+	int ret = 0, cut = 0;
 
+	dirs = calloc(c->npins ? c->npins : 1, sizeof(*dirs));
+	if (!dirs)
+		return -ENOMEM;
 	s.base_len = v && v->base ? strlen(v->base) : 0;
 	for (i = 0; i < c->npins && !ret; i++) {
 		const struct bw_pin_req *pr = &c->pins[i];
@@ -436,10 +485,17 @@ int bw_pins_resolve_view(const struct bw_compiled *c, uint32_t policy, const str
 		ret = pin_add(ps, &st, policy, pr->cat, &pr->pin);
 		if (pr->deny)
 			ps->deny++;
-		if (!ret && pr->cat == BW_CAT_PIN_FILE && pr->subtree && S_ISDIR(st.st_mode))
-			ret = scan_links(&s, path);
+		if (!ret && pr->cat == BW_CAT_PIN_FILE && pr->subtree && S_ISDIR(st.st_mode)) {
+			dirs[ndirs] = strdup(path);
+			ret = dirs[ndirs++] ? 0 : -ENOMEM;
+		}
 	}
-	ps->scan_incomplete |= !s.budget;
+	if (!ret)
+		ret = scan_dirs(&s, dirs, ndirs, &cut);
+	for (i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	ps->scan_incomplete |= cut;
 	if (!ret && c->nfiles)
 		ret = add_mount_pins(ps, c, policy, v);
 	if (!ret)

@@ -291,6 +291,38 @@ START_TEST(resolve_scan_is_bounded)
 END_TEST
 
 /*
+ * The budget is shared fairly: a big tree first in the profile does not use
+ * up what a small one after it needs (a cron directory after all of /usr); what
+ * the small one leaves goes back to the big one.
+ */
+START_TEST(resolve_scan_shares_its_budget)
+{
+	char text[3 * PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+	struct bw_pin_set ps;
+	int i;
+
+	mkdir_rel("big");
+	mkdir_rel("names");
+	mkdir_rel("small");
+	for (i = 0; i < BW_SCAN_MAX + 1; i++)
+		linked_file(i);
+	touch("small/job");
+	snprintf(a, sizeof(a), "%s/small/job", tmp);
+	snprintf(b, sizeof(b), "%s/names/job", tmp);
+	ck_assert_int_eq(link(a, b), 0);
+	snprintf(text, sizeof(text), "profile t\ndeny file w %s/big/**\ndeny file w %s/small/**\n",
+		 tmp, tmp);
+	compile_text(text);
+	ck_assert_int_eq(bw_pins_resolve(&comp, 0, &ps), 0);
+	ck_assert_ptr_nonnull(pin_of(&ps, "small/job"));
+	ck_assert_int_eq(ps.scan_incomplete, 1);
+	/* both directories, small/job, and big's files in what small left */
+	ck_assert_uint_eq(rule_and_link_pins(&ps), 2 + 1 + (BW_SCAN_MAX - 1));
+	bw_pin_set_free(&ps);
+}
+END_TEST
+
+/*
  * A mount root is pinned, for attribute changes, only where a rule decides
  * it or what lies below it; else the climb and the default decide alike.
  */
@@ -390,6 +422,7 @@ Suite *pins_suite(void)
 	tcase_add_test(tc, resolve_mount_roots_only_where_a_rule_reaches);
 	tcase_add_test(tc, resolve_pins_hard_links_in_denied_dirs);
 	tcase_add_test(tc, resolve_scan_is_bounded);
+	tcase_add_test(tc, resolve_scan_shares_its_budget);
 	tcase_add_test(tc, policy_pin_devs);
 	tcase_add_test(tc, abi_encodings);
 	suite_add_tcase(s, tc);
