@@ -76,8 +76,7 @@ struct kept_rule {
 	char *text;
 	const struct bw_profile *b;
 	const struct bw_rule *r;
-	size_t seq; /* place in the bases' order */
-	bool dup;   /* an earlier rule says the same */
+	bool dup; /* an earlier rule says the same */
 };
 
 static int kept_text_cmp(const void *a, const void *b)
@@ -86,7 +85,8 @@ static int kept_text_cmp(const void *a, const void *b)
 	const struct kept_rule *y = *(const struct kept_rule *const *)b;
 	int c = strcmp(x->text, y->text);
 
-	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+	/* The pointers are into one array in the bases' order: the earlier first. */
+	return c ? c : (x > y) - (x < y);
 }
 
 /* Marks every rule but the first of each text, through a copy sorted by text. */
@@ -136,7 +136,6 @@ static int kept_rules(const struct bw_wctx *w, struct kept_rule **out, size_t *n
 				goto oom;
 			v[*n].b = b;
 			v[*n].r = r;
-			v[*n].seq = *n;
 			v[(*n)++].dup = false;
 		}
 	}
