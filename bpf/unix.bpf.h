@@ -40,6 +40,8 @@ struct bw_unix_event {
 struct bw_unix_scratch {
 	struct bw_unix_key key;
 	char slack[BW_UNIX_MASK + 1 - BW_UNIX_NAME + 1];
+	struct bw_unix_key sub; /* a subtree key being looked up (bw_unix_subtree) */
+	char sub_slack[BW_UNIX_MASK + 1 - BW_UNIX_NAME + 1];
 };
 
 struct {
@@ -130,6 +132,65 @@ static __always_inline int bw_unix_refuse(struct bw_unix_key *u, __u64 cgid,
 	return bw_lsm_ret(o, -EPERM);
 }
 
+struct bw_unix_walk {
+	__u32 len;    /* of the name in the scratch key */
+	__u32 policy; /* the key's policy and op */
+	__u8 op;
+	__u8 found;
+	struct bw_unix_value v;
+};
+
+/* One byte of the name, from its end: at a '/', the subtree key of that directory. */
+static long bw_unix_subtree_step(__u32 i, struct bw_unix_walk *w)
+{
+	struct bw_unix_scratch *s;
+	struct bw_unix_value *v;
+	__u32 zero = 0, at;
+
+	if (i >= w->len)
+		return 1;
+	at = w->len - 1 - i;
+	/* Room for "**" and the terminator every key has (the compiler's snprintf). */
+	if (at + 3 >= BW_UNIX_NAME)
+		return 0;
+	s = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
+	if (!s)
+		return 1;
+	if (s->key.name[at & BW_UNIX_MASK] != '/')
+		return 0;
+	__builtin_memset(s->sub.name, 0, sizeof(s->sub.name));
+	barrier_var(at);
+	bpf_probe_read_kernel(s->sub.name, (at + 1) & BW_UNIX_MASK, s->key.name);
+	s->sub.name[(at + 1) & BW_UNIX_MASK] = '*';
+	s->sub.name[(at + 2) & BW_UNIX_MASK] = '*';
+	s->sub.policy = w->policy;
+	s->sub.op = w->op;
+	__builtin_memset(s->sub.pad, 0, sizeof(s->sub.pad));
+	v = bpf_map_lookup_elem(&bw_unix_rules, &s->sub);
+	if (!v)
+		return 0;
+	w->v = *v;
+	w->found = 1;
+	return 1;
+}
+
+/*
+ * A path no exact rule names: the rule of the nearest directory above it
+ * with a subtree rule, if any. u is the scratch key (bw_unix_scratch).
+ */
+static __always_inline bool bw_unix_subtree(const struct bw_unix_key *u, __u32 len,
+					    struct bw_unix_value *out)
+{
+	struct bw_unix_walk w = {.policy = u->policy, .op = u->op};
+
+	if (u->name[0] != '/')
+		return false;
+	w.len = len < BW_UNIX_NAME ? len : BW_UNIX_NAME;
+	bpf_loop(BW_UNIX_NAME, bw_unix_subtree_step, &w, 0);
+	*out = w.v;
+	return w.found;
+}
+
 /*
  * The decision on the name in u (len bytes); dentry: the socket file it
  * names, if any, for the event. only_denials: only a rule that denies the
@@ -140,7 +201,7 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len,
 					  struct dentry *dentry, bool only_denials)
 {
-	struct bw_unix_value *v;
+	struct bw_unix_value *v, sub;
 	struct bw_policy *pol;
 	__u16 rule = 0;
 	__u8 verdict;
@@ -151,6 +212,8 @@ static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
 	u->policy = cg->policy;
 	u->op = op;
 	v = bpf_map_lookup_elem(&bw_unix_rules, u);
+	if (!v && (pol->unix_subtree & (1 << op)) && bw_unix_subtree(u, len, &sub))
+		v = &sub;
 	if (only_denials && !(v && v->verdict == BW_V_DENY))
 		return 0;
 	verdict = v ? v->verdict : pol->default_net;

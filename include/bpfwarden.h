@@ -200,7 +200,13 @@ struct bw_policy {
 	 * (bpf/decide.bpf.h); where a pad was, so older entries read as none.
 	 */
 	__u8 proc_self;
-	__u8 pad3[2];
+	/*
+	 * BW_NOP_* bits (1 << op): this policy has unix subtree rules for the
+	 * operation, so a name no exact rule decides is looked up again by each
+	 * directory above it; where a pad was, so older entries read as none.
+	 */
+	__u8 unix_subtree;
+	__u8 pad3;
 	__u32 pin_devs[4];
 	/*
 	 * `allow|deny mount|chroot|userns|cgroup`, indexed by BW_NS_*: enum
@@ -430,7 +436,10 @@ _Static_assert(sizeof(struct bw_net_value) == 136, "bw_net_value size");
 /*
  * unix socket rules: exact names, a filesystem path ("/run/app.sock", as the
  * connecting process sees the socket file) or an abstract name written
- * "@name". connect rules also decide datagrams sent to the socket.
+ * "@name", and subtree rules for every socket file below a directory DIR,
+ * kept as written: "DIR/" and two stars (looked up when no exact name
+ * decides, the nearest directory first: bw_policy.unix_subtree).
+ * connect rules also decide datagrams sent to the socket.
  */
 #define BW_UNIX_NAME 108
 

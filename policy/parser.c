@@ -415,8 +415,41 @@ static int rule_unix(struct fctx *fc, struct bw_rule *r, const struct bw_token *
 			 show(q, t));
 		return 0;
 	}
-	if (!rule_path(fc, t, false, BW_UNIX_PATH_MAX, "unix socket path", &np))
+	/* The subtree's stars take room in the name: checked below. */
+	if (!rule_path(fc, t, true, BW_UNIX_PATH_MAX, "unix socket path", &np))
 		return 0;
+	if (np.name_prefix) {
+		error_at(fc, t,
+			 "'%s': unix socket rules name a socket or a directory's sockets "
+			 "(DIR/**), not names beginning with a prefix",
+			 show(q, t));
+		free(np.path);
+		return 0;
+	}
+	if (np.subtree) {
+		/* Kept as written, "DIR/" and two stars: the key the kernel looks up. */
+		size_t n = strcmp(np.path, "/") ? np.len : 0;
+		char *sub = malloc(n + 4);
+
+		if (!sub) {
+			free(np.path);
+			fc->ps->err = -ENOMEM;
+			return 0;
+		}
+		memcpy(sub, np.path, n);
+		memcpy(sub + n, "/**", 4);
+		free(np.path);
+		np.path = sub;
+		if (n + 3 > BW_UNIX_PATH_MAX) {
+			error_at(
+			    fc, t,
+			    "unix socket path is %zu bytes long with its '/**'; the limit is %d "
+			    "bytes (sun_path)",
+			    n + 3, BW_UNIX_PATH_MAX);
+			free(np.path);
+			return 0;
+		}
+	}
 	if (!keep) {
 		free(np.path);
 		return 0;

@@ -393,7 +393,19 @@ static int net_add(struct bw_compiled *c, size_t *cap, int op, int proto, const 
 	return 0;
 }
 
-/* unix rules are exact names: "@name" or a path; deny wins, the earliest rule is reported. */
+bool bw_unix_name_is_subtree(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] == '/' && n >= 3 && !strcmp(name + n - 3, "/**");
+}
+
+/*
+ * unix rules are names: "@name", a path, or a subtree rule for the sockets
+ * below a directory, kept as written ("DIR/" and two stars: the kernel
+ * looks that key up for each directory above a name no exact rule decides,
+ * the nearest first). Deny wins, the earliest rule is reported.
+ */
 static int unix_add(struct bw_compiled *c, const struct bw_rule *r, __u16 id)
 {
 	struct bw_unix_entry e = {}, *x, *nv;
@@ -403,6 +415,8 @@ static int unix_add(struct bw_compiled *c, const struct bw_rule *r, __u16 id)
 	e.key.op = r->net.op == BW_NET_BIND ? BW_NOP_BIND : BW_NOP_CONNECT;
 	snprintf(e.key.name, sizeof(e.key.name), "%s%s", r->net.unix_abstract ? "@" : "",
 		 r->net.unix_path);
+	if (!r->net.unix_abstract && bw_unix_name_is_subtree(e.key.name))
+		c->policy.unix_subtree |= 1 << e.key.op;
 	for (i = 0; i < c->nunixes; i++) {
 		x = &c->unixes[i];
 		if (x->key.op == e.key.op && !strcmp(x->key.name, e.key.name)) {
@@ -518,6 +532,36 @@ static int build_net(const struct bw_profile *p, struct bw_compiled *c, char *er
 		free(anc);
 	}
 	return ret;
+}
+
+static const struct bw_unix_entry *unix_find(const struct bw_compiled *c, __u8 op, const char *name)
+{
+	for (size_t i = 0; i < c->nunixes; i++)
+		if (c->unixes[i].key.op == op && !strcmp(c->unixes[i].key.name, name))
+			return &c->unixes[i];
+	return NULL;
+}
+
+const struct bw_unix_entry *bw_unix_lookup(const struct bw_compiled *c, __u8 op, const char *name)
+{
+	const struct bw_unix_entry *e = unix_find(c, op, name);
+	char key[BW_UNIX_NAME + 3];
+	size_t n = strlen(name);
+
+	if (e || name[0] != '/' || !(c->policy.unix_subtree & (1 << op)) || n >= BW_UNIX_NAME)
+		return e;
+	/* As bw_unix_subtree (bpf/unix.bpf.h): each directory above the name, the nearest first. */
+	while (n > 0) {
+		n--;
+		if (name[n] != '/')
+			continue;
+		memcpy(key, name, n + 1);
+		memcpy(key + n + 1, "**", 3);
+		e = unix_find(c, op, key);
+		if (e)
+			return e;
+	}
+	return NULL;
 }
 
 const struct bw_port_range *bw_net_lookup(const struct bw_compiled *c, int op, int proto,

@@ -68,6 +68,15 @@ const struct bw_file_entry *bw_compiled_lookup(const struct bw_compiled *c, cons
 /* The trie key of an entry, stored under policy. */
 void bw_file_entry_key(const struct bw_file_entry *e, uint32_t policy, struct bw_path_key *k);
 
+/* A subtree key ("DIR/" and two stars): a unix rule for every socket below DIR. */
+bool bw_unix_name_is_subtree(const char *name);
+
+/*
+ * The unix rule the kernel would pick for a socket name and op (BW_NOP_*):
+ * the exact name, else the nearest subtree rule above it; NULL: the default.
+ */
+const struct bw_unix_entry *bw_unix_lookup(const struct bw_compiled *c, __u8 op, const char *name);
+
 /* The port range the kernel would pick for a destination, or NULL (net unit tests). */
 const struct bw_port_range *bw_net_lookup(const struct bw_compiled *c, int op, int proto,
 					  const uint8_t addr[16], uint16_t port);

@@ -141,14 +141,12 @@ static int explain_sock(const struct bw_profile *p, const struct bw_compiled *c,
 		}
 		fprintf(out, "net %s unix %s in profile %s (%s):\n", op, name, p->name,
 			bw_mode_name(p->mode));
-		for (size_t i = 0; i < c->nunixes; i++) {
-			if (c->unixes[i].key.op == nop && !strcmp(c->unixes[i].key.name, name)) {
-				decided(out, p, op, c->unixes[i].val.verdict, c->unixes[i].val.rule,
-					BW_CAT_NET);
-				return 0;
-			}
+		{
+			const struct bw_unix_entry *e = bw_unix_lookup(c, nop, name);
+
+			decided(out, p, op, e ? e->val.verdict : 0, e ? e->val.rule : 0,
+				BW_CAT_NET);
 		}
-		decided(out, p, op, 0, 0, BW_CAT_NET);
 		return 0;
 	}
 	if (strcmp(proto, "tcp") && strcmp(proto, "udp"))

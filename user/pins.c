@@ -404,8 +404,9 @@ static int add_unix_pins(struct bw_pin_set *ps, const struct bw_compiled *c, uin
 		const char *path;
 		struct stat st;
 
+		/* A subtree rule names no socket file: its names decide. */
 		if (e->key.op != BW_NOP_CONNECT || e->val.verdict != BW_V_DENY ||
-		    e->key.name[0] != '/')
+		    e->key.name[0] != '/' || bw_unix_name_is_subtree(e->key.name))
 			continue;
 		path = in_view(v, e->key.name, buf, sizeof(buf));
 		if (!path || stat(path, &st) || !S_ISSOCK(st.st_mode))
@@ -434,7 +435,8 @@ static int unix_places_write(const struct bw_maps *m, const struct bw_compiled *
 		const char *slash, *path;
 		struct stat st;
 
-		if (e->val.verdict != BW_V_DENY || e->key.name[0] != '/')
+		if (e->val.verdict != BW_V_DENY || e->key.name[0] != '/' ||
+		    bw_unix_name_is_subtree(e->key.name))
 			continue;
 		memcpy(dir, e->key.name, BW_UNIX_NAME);
 		dir[BW_UNIX_NAME] = '\0';

@@ -476,6 +476,62 @@ def test_unix_socket_bound_by_a_relative_name_renamed():
     check(not denials(r.events), "the control: no denial: %r" % denials(r.events))
 
 
+def test_unix_subtree_rules():
+    """`deny net connect unix D/svc/**` with `allow net connect unix
+    D/svc/public/**` inside it, and `deny net bind unix D/spool/**`: the
+    sandbox connects to servers bound (outside) in D/svc, deeper in it, in
+    D/svc/public and elsewhere, and binds in D/spool, deeper in it and
+    elsewhere. The nearest directory's rule decides: EPERM in D/svc and
+    D/spool at any depth, one event each naming the socket and its rule;
+    D/svc/public and the rest get through, and everything does under the
+    control."""
+    if not lsm_active():
+        skip("unix rules need BPF LSM; this kernel has none")
+    d = os.path.realpath(SCRATCH) + "/subtree"
+    for sub in ("svc/deep", "svc/public", "spool/deeper"):
+        os.makedirs(d + "/" + sub)
+    servers = [d + "/svc/a.sock", d + "/svc/deep/b.sock", d + "/svc/public/c.sock",
+               d + "/other.sock"]
+    binds = [d + "/spool/x.sock", d + "/spool/deeper/y.sock", d + "/elsewhere.sock"]
+    mountop = os.path.join(BUILD, "tests", "mountop")
+    route = [mountop]
+    for path in servers:
+        route += ([";"] if len(route) > 1 else []) + ["?connect", path]
+    for path in binds:
+        route += [";", "?listen", path]
+    rules = ("deny net connect unix {d}/svc/**\nallow net connect unix {d}/svc/public/**\n"
+             "deny net bind unix {d}/spool/**\n").format(d=d)
+    stop = threading.Event()
+    threads = [unix_server(path, stop) for path in servers]
+    try:
+        for prof, want in (
+                (profile(OPEN + "default allow net\n" + rules),
+                 ["ERR EPERM", "ERR EPERM", "OK hello", "OK hello", "ERR EPERM", "ERR EPERM",
+                  "OK"]),
+                (profile(ALLOW_ALL), ["OK hello"] * 4 + ["OK"] * 3)):
+            for path in binds:
+                if os.path.exists(path):
+                    os.unlink(path)
+            r = run(prof, route)
+            got = [l for l in r.stdout.split("\n") if l.startswith(("OK", "ERR"))]
+            check_eq(got, want, "connects and binds (stderr %s)" % r.stderr.strip())
+            refused = [p for p, w in zip(servers + binds, want) if w.startswith("ERR")]
+            for path in refused:
+                named = [e for e in denials(r.events) if e.get("unix") == path]
+                check(len(named) == 1, "one deny event naming %s: %r" % (path, denials(r.events)))
+                where, _, line = named[0].get("rule", "").rpartition(":")
+                with open(where) as f:
+                    said = f.read().split("\n")[int(line) - 1]
+                top = "svc" if "/svc/" in path else "spool"
+                check(said.startswith("deny net ") and said.endswith("%s/%s/**" % (d, top)),
+                      "%s: the rule in the event: %r" % (path, said))
+            check_eq(len(denials(r.events)), len(refused), "no other denial")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+
 NETCONF = "10.213.8.1"
 
 
@@ -551,6 +607,7 @@ TESTS = [
     test_unix_bind_every_spelling,
     test_unix_socket_renamed_away_from_its_rule,
     test_unix_socket_bound_by_a_relative_name_renamed,
+    test_unix_subtree_rules,
     test_network_configuration_of_the_host,
 ]
 

@@ -47,9 +47,9 @@ static const struct bw_path_rule *lookup(const char *path)
 START_TEST(binary_search_agrees_with_reference)
 {
 	static const char *const paths[] = {
-	    "/",	  "/a",		"/a/",	     "/a/b",   "/a/b/",	   "/a/b/c", "/a/b/c/d",
-	    "/a/bc",	  "/a/bcd",	"/ab",	     "/x/y",   "/a//b",	   "/a/b/cd", "/usr/lib/x.so",
-	    "/usr/lib/", "/usr/libx", "relative", "",	       "/a/b/c/"};
+	    "/",	 "/a",	      "/a/",	  "/a/b", "/a/b/",  "/a/b/c",  "/a/b/c/d",
+	    "/a/bc",	 "/a/bcd",    "/ab",	  "/x/y", "/a//b",  "/a/b/cd", "/usr/lib/x.so",
+	    "/usr/lib/", "/usr/libx", "relative", "",	  "/a/b/c/"};
 	char err[256];
 	size_t i;
 
@@ -328,6 +328,46 @@ START_TEST(unix_rules)
 }
 END_TEST
 
+/* The rule id the kernel's lookup would pick for a unix name, 0 for the default. */
+static unsigned unix_rule(__u8 op, const char *name)
+{
+	const struct bw_unix_entry *e = bw_unix_lookup(&comp, op, name);
+
+	return e ? e->val.rule : 0;
+}
+
+/*
+ * Subtree rules: an exact name first, else the nearest directory above the
+ * name with one; only paths, and only the operation that has them.
+ */
+START_TEST(unix_subtree_rules)
+{
+	char err[256] = "";
+
+	ck_assert_int_eq(compile_text("profile t\n"
+				      "deny net connect unix /run/**\n"		   /* 1 */
+				      "allow net connect unix /run/user/**\n"	   /* 2 */
+				      "deny net connect unix /run/user/1/x.sock\n" /* 3 */
+				      "allow net bind unix /tmp/a.sock\n"	   /* 4 */
+				      "allow net connect unix /**\n",		   /* 5 */
+				      err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(comp.policy.unix_subtree, 1 << BW_NOP_CONNECT);
+	ck_assert_uint_eq(unix_rule(BW_NOP_CONNECT, "/run/user/1/x.sock"), 3);
+	ck_assert_uint_eq(unix_rule(BW_NOP_CONNECT, "/run/user/1/y.sock"), 2);
+	ck_assert_uint_eq(unix_rule(BW_NOP_CONNECT, "/run/user/x.sock"), 2);
+	ck_assert_uint_eq(unix_rule(BW_NOP_CONNECT, "/run/z.sock"), 1);
+	ck_assert_uint_eq(unix_rule(BW_NOP_CONNECT, "/run/user"), 1);
+	ck_assert_uint_eq(unix_rule(BW_NOP_CONNECT, "/srv/a.sock"), 5);
+	ck_assert_uint_eq(unix_rule(BW_NOP_CONNECT, "@run/x"), 0);
+	ck_assert_uint_eq(unix_rule(BW_NOP_BIND, "/run/z.sock"), 0);
+	ck_assert_uint_eq(unix_rule(BW_NOP_BIND, "/tmp/a.sock"), 4);
+	ck_assert_int_eq(
+	    compile_text("profile t\nallow net connect unix /run/x.sock\n", err, sizeof(err)), 0);
+	ck_assert_uint_eq(comp.policy.unix_subtree, 0);
+}
+END_TEST
+
 static const struct bw_port_range *net(int op, int proto, const char *v4, uint16_t port)
 {
 	uint8_t a[16] = {0};
@@ -476,6 +516,7 @@ Suite *compile_suite(void)
 	tcase_add_test(tc, root_subtree);
 	tcase_add_test(tc, defaults_and_on_deny);
 	tcase_add_test(tc, unix_rules);
+	tcase_add_test(tc, unix_subtree_rules);
 	tcase_add_test(tc, net_prefixes_and_ranges);
 	tcase_add_test(tc, net_too_many_ranges);
 	tcase_add_test(tc, exec_rules_and_memfd);

@@ -139,9 +139,10 @@ START_TEST(merge_keeps_the_other_rules)
 			       "allow file rw /var/lib/svc/**\n"
 			       "allow file r /var/lib/svc/state.db\n"
 			       "allow file r /etc/svc.conf as svc-config\n"
-			       "allow file r /dev/shm/svc.*\n",
+			       "allow file r /dev/shm/svc.*\n"
+			       "allow net connect unix /run/svc/**\n",
 			       NULL};
-	char *t = merged(names, texts, 0);
+	char *t = merged(names, texts, 0), *before;
 	struct loaded l = {0};
 
 	ck_assert_int_eq(count_of(t, "\nallow file rw /var/lib/svc/**\n"), 1);
@@ -161,6 +162,10 @@ START_TEST(merge_keeps_the_other_rules)
 			  strstr(t, "allow file r /etc/svc.conf as svc-config") <
 			      strstr(t, "allow file r /dev/shm/svc.*"),
 		      "%s", t);
+	/* A unix subtree rule is kept as written, not read back as a learned name. */
+	before = line_before(t, "allow net connect unix /run/svc/**");
+	ck_assert_msg(before && strncmp(before, "# seen", 6), "%s", t);
+	free(before);
 	/* Allowed by a kept subtree rule: not written again. */
 	ck_assert_msg(!rule_with(t, "/var/lib/svc/state.db"), "%s", t);
 	load_clean(&l, t, BW_PROFILE_LIBDIR);

@@ -235,13 +235,33 @@ START_TEST(unix_sockets)
 	strcat(line, "a");
 	one_error(line, 24, "abstract socket name is 108 bytes long; the limit is 107 bytes");
 
+	/* every socket below a directory: kept as written, for the kernel's lookup */
+	rule = one_rule(&r, "allow net connect unix //run//user/**");
+	ck_assert_str_eq(rule->net.unix_path, "/run/user/**");
+	ck_assert(!rule->net.unix_abstract);
+	parsed_free(&r);
+	rule = one_rule(&r, "deny net bind unix /**");
+	ck_assert_str_eq(rule->net.unix_path, "/**");
+	parsed_free(&r);
+	memset(line, 0, sizeof(line));
+	strcpy(line, "allow net connect unix /");
+	memset(line + strlen(line), 's', 103);
+	strcat(line, "/**");
+	rule = one_rule(&r, line);
+	ck_assert_uint_eq(strlen(rule->net.unix_path), 107);
+	parsed_free(&r);
+	memmove(line + 25, line + 24, strlen(line + 24) + 1);
+	one_error(line, 24,
+		  "unix socket path is 108 bytes long with its '/**'; the limit is 107 bytes");
+
 	one_error("allow net connect unix run/app.sock", 24,
 		  "bad unix socket 'run/app.sock': expected an absolute path or @name");
 	one_error("allow net connect unix @", 24, "empty abstract socket name");
 	one_error("allow net connect unix \"\"", 24, "empty unix socket path");
 	one_error("allow net connect unix /run/*.sock", 24,
 		  "glob characters are not supported here");
-	one_error("allow net connect unix /run/**", 24, "glob characters are not supported here");
+	one_error("allow net connect unix /run/app*", 24,
+		  "'/run/app*': unix socket rules name a socket or a directory's sockets");
 	one_error("allow net connect unix /run/../x", 24, "'.' and '..' components");
 	one_error("allow net connect unix", 23, "missing unix socket path or @name");
 }

@@ -163,7 +163,8 @@ START_TEST(name_prefixes)
 
 	one_error("deny file r /etc/ssh/ssh_host_*", 13, "a name prefix can only allow");
 	one_error("deny exec /usr/bin/x*", 11, "a name prefix can only allow");
-	one_error("allow net connect unix /run/x*", 24, "glob characters are not supported");
+	one_error("allow net connect unix /run/x*", 24,
+		  "unix socket rules name a socket or a directory's");
 	one_error("allow file r /proc/self/ta*", 14, "no name prefix in /proc/self");
 }
 END_TEST

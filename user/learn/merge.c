@@ -39,8 +39,10 @@ bool bw_learn_rule_is_object(const struct bw_rule *r)
 	case BW_CAT_NET:
 		if (r->net.op == BW_NET_RAW || r->net.op == BW_NET_ADMIN)
 			return true;
+		/* A DIR subtree rule is written by hand, as file subtrees are: kept as is. */
 		if (r->net.proto == BW_NET_UNIX)
-			return r->net.unix_path != NULL;
+			return r->net.unix_path != NULL &&
+			       (r->net.unix_abstract || !bw_unix_name_is_subtree(r->net.unix_path));
 		return single_address(&r->net);
 	case BW_CAT_NS:
 		return true;
