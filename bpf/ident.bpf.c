@@ -240,7 +240,7 @@ static long bw_unix_adopt_slot(__u32 slot, struct bw_unix_adopt *a)
 /*
  * A socket file comes to a place (made there by bind, or renamed there),
  * whoever does it: the slots with a deny rule for the place pin it, so a
- * later rename does not take it out of the rule (bw_unix_pinned in
+ * later rename does not take it out of the rule (bw_unix_pin_denied in
  * bpf/unix.bpf.h).
  */
 static __always_inline void bw_unix_adopt_at(struct dentry *dentry, struct inode *inode)

@@ -104,18 +104,37 @@ static __always_inline int bw_unix_bind_name(struct bw_unix_key *u, struct socka
 	return 0;
 }
 
-/*
- * A unix socket operation by a governed process: on the peer really reached
- * (connect, send: peer), on the socket file being made (bind to a path:
- * dentry), or on the abstract name asked for (bind: address).
- */
-static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt,
-					 struct dentry *dentry, struct sockaddr *address,
-					 int addrlen, __u8 evop)
+/* A connect or a datagram by a governed process, decided on the peer really reached. */
+static __always_inline int bw_unix_check_peer(struct sock *peer, __u8 evop)
 {
 	struct bw_unix_key *u;
 	struct bw_cgroup *cg;
 	union bw_cgroup_copy cg_copy;
+	__u32 zero = 0;
+	__u64 cgid;
+
+	cg = bw_governing(&cgid, &cg_copy);
+	if (!cg)
+		return 0;
+	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
+	if (!u)
+		return -EPERM;
+	return bw_unix_decide_peer(u, cgid, cg, peer, evop);
+}
+
+/*
+ * A bind by a governed process: of the socket file being made (a path:
+ * dentry, decided by its name and by its place) or of the abstract name
+ * asked for (address).
+ */
+static __always_inline int bw_unix_check_bind(struct vfsmount *mnt, struct dentry *dentry,
+					      struct sockaddr *address, int addrlen)
+{
+	struct bw_unix_denial d = {};
+	struct bw_unix_key *u;
+	struct bw_cgroup *cg;
+	union bw_cgroup_copy cg_copy;
+	struct bw_policy *pol;
 	__u32 zero = 0, len = 0;
 	__u64 cgid;
 	int err;
@@ -124,10 +143,9 @@ static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt
 	if (!cg)
 		return 0;
 	u = bpf_map_lookup_elem(&bw_unix_scratch, &zero);
-	if (!u)
+	pol = bw_policy_of(cg);
+	if (!u || !pol)
 		return -EPERM;
-	if (peer)
-		return bw_unix_decide_peer(u, cgid, cg, peer, evop);
 	if (dentry) {
 		__builtin_memset(u->name, 0, sizeof(u->name));
 		err = bw_unix_path_name(u, mnt, dentry, &len);
@@ -136,10 +154,12 @@ static __always_inline int bw_unix_check(struct sock *peer, struct vfsmount *mnt
 	}
 	if (err)
 		return 0;
-	err = bw_unix_decide(u, cgid, cg, BW_NOP_BIND, evop, len, dentry, false);
-	if (!err && dentry)
-		err = bw_unix_bind_place(u, cgid, cg, evop, len, dentry);
-	return err;
+	if (!bw_unix_denied(u, cg, pol, BW_NOP_BIND, len, false, &d) &&
+	    !(dentry && bw_unix_place_denied(cg, dentry, &d))) {
+		bw_opstat(cg->policy, BW_OP_BIND, cg->mode, 1);
+		return 0;
+	}
+	return bw_unix_refuse(u, cgid, cg, pol, BW_OP_BIND, len, dentry, d.rule, d.by_inode);
 }
 
 SEC("lsm/unix_stream_connect")
@@ -147,7 +167,7 @@ int BPF_PROG(bw_unix_connect, struct sock *sock, struct sock *other, struct sock
 {
 	if (ret)
 		return ret;
-	return bw_unix_check(other, NULL, NULL, NULL, 0, BW_OP_CONNECT);
+	return bw_unix_check_peer(other, BW_OP_CONNECT);
 }
 
 SEC("lsm/unix_may_send")
@@ -155,7 +175,7 @@ int BPF_PROG(bw_unix_send, struct socket *sock, struct socket *other, int ret)
 {
 	if (ret)
 		return ret;
-	return bw_unix_check(BPF_CORE_READ(other, sk), NULL, NULL, NULL, 0, BW_OP_SENDMSG);
+	return bw_unix_check_peer(BPF_CORE_READ(other, sk), BW_OP_SENDMSG);
 }
 
 SEC("lsm/socket_bind")
@@ -165,7 +185,7 @@ int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int 
 		return ret;
 	if (BPF_CORE_READ(address, sa_family) != AF_UNIX || addrlen <= 2)
 		return 0;
-	return bw_unix_check(NULL, NULL, NULL, address, addrlen, BW_OP_BIND);
+	return bw_unix_check_bind(NULL, NULL, address, addrlen);
 }
 
 /*
@@ -180,7 +200,7 @@ int BPF_PROG(bw_unix_mknod, const struct path *dir, struct dentry *dentry, umode
 		return ret;
 	if ((mode & S_IFMT) != S_IFSOCK)
 		return 0;
-	return bw_unix_check(NULL, dir->mnt, dentry, NULL, 0, BW_OP_BIND);
+	return bw_unix_check_bind(dir->mnt, dentry, NULL, 0);
 }
 
 /*

@@ -192,99 +192,94 @@ static __always_inline bool bw_unix_subtree(const struct bw_unix_key *u, __u32 l
 }
 
 /*
- * The decision on the name in u (len bytes); dentry: the socket file it
- * names, if any, for the event. only_denials: only a rule that denies the
- * name decides (a name the object had, not the one it has): anything else
- * lets it pass, uncounted.
+ * What refuses a unix socket operation: the deny rule met, and whether the
+ * socket file's identity met it (its pin or its place) rather than a name.
+ * Each check only fills this; the hook refuses once, at its end, so that
+ * the refusal and its event (bw_unix_refuse) are one copy per program for
+ * the verifier, not one per check.
  */
-static __always_inline int bw_unix_decide(struct bw_unix_key *u, __u64 cgid,
-					  const struct bw_cgroup *cg, __u8 op, __u8 evop, __u32 len,
-					  struct dentry *dentry, bool only_denials)
+struct bw_unix_denial {
+	__u16 rule;
+	bool by_inode;
+};
+
+/*
+ * Is the name in u (len bytes) denied for op, by its exact rule, by the
+ * subtree rule of the nearest directory above it, or by the default?
+ * only_denials: the name is one the object had, not the one it has: only a
+ * rule that denies it counts, never the default.
+ */
+static __always_inline bool bw_unix_denied(struct bw_unix_key *u, const struct bw_cgroup *cg,
+					   const struct bw_policy *pol, __u8 op, __u32 len,
+					   bool only_denials, struct bw_unix_denial *d)
 {
 	struct bw_unix_value *v, sub;
-	struct bw_policy *pol;
-	__u16 rule = 0;
-	__u8 verdict;
 
-	pol = bw_policy_of(cg);
-	if (!pol)
-		return -EPERM;
 	u->policy = cg->policy;
 	u->op = op;
 	v = bpf_map_lookup_elem(&bw_unix_rules, u);
 	if (!v && (pol->unix_subtree & (1 << op)) && bw_unix_subtree(u, len, &sub))
 		v = &sub;
-	if (only_denials && !(v && v->verdict == BW_V_DENY))
-		return 0;
-	verdict = v ? v->verdict : pol->default_net;
-	if (v)
-		rule = v->rule;
-	if (verdict != BW_V_DENY) {
-		bw_opstat(cg->policy, evop, cg->mode, 1);
-		return 0;
+	if (v) {
+		d->rule = v->rule;
+		return v->verdict == BW_V_DENY;
 	}
-	return bw_unix_refuse(u, cgid, cg, pol, evop, len, dentry, rule, false);
+	d->rule = 0;
+	return !only_denials && pol->default_net == BW_V_DENY;
 }
 
 /*
  * The socket file itself: pinned by a `deny net connect unix` rule
  * (BW_CAT_PIN_UNIX), it is refused under whatever name it has now, one a
  * rename of it or of a directory above gave it, even when it was bound by a
- * relative name. u holds its name now, for the event.
+ * relative name.
  */
-static __always_inline int bw_unix_pinned(struct bw_unix_key *u, __u64 cgid,
-					  const struct bw_cgroup *cg, __u8 evop, __u32 len,
-					  struct dentry *dentry)
+static __always_inline bool bw_unix_pin_denied(const struct bw_cgroup *cg, struct dentry *dentry,
+					       struct bw_unix_denial *d)
 {
 	struct inode *inode = BPF_CORE_READ(dentry, d_inode);
 	struct bw_inode_key k = {};
 	struct bw_inode_pin *pin;
-	struct bw_policy *pol;
 
 	if (!inode)
-		return 0;
+		return false;
 	k.ino = BPF_CORE_READ(inode, i_ino);
 	if (!bw_maybe_pinned(k.ino))
-		return 0;
+		return false;
 	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	k.policy = cg->policy;
 	k.cat = BW_CAT_PIN_UNIX;
 	pin = bpf_map_lookup_elem(&bw_inodes, &k);
 	if (!pin || pin->self.verdict_r != BW_V_DENY)
-		return 0;
-	pol = bw_policy_of(cg);
-	if (!pol)
-		return -EPERM;
-	return bw_unix_refuse(u, cgid, cg, pol, evop, len, dentry, pin->self.rule_r, true);
+		return false;
+	d->rule = pin->self.rule_r;
+	d->by_inode = true;
+	return true;
 }
 
 /*
  * A bind to a path, by the place of the socket file being made: its
  * directory's identity and its name (bpf/unixplace.bpf.h), which a chroot
- * or a bind mount of the directory does not change; u->name holds the name
- * as the process sees it, for the event.
+ * or a bind mount of the directory does not change.
  */
-static __always_inline int bw_unix_bind_place(struct bw_unix_key *u, __u64 cgid,
-					      const struct bw_cgroup *cg, __u8 evop, __u32 len,
-					      struct dentry *dentry)
+static __always_inline bool bw_unix_place_denied(const struct bw_cgroup *cg, struct dentry *dentry,
+						 struct bw_unix_denial *d)
 {
 	struct bw_unix_place_scratch *ps;
 	struct bw_unix_value *v;
-	struct bw_policy *pol;
 	__u32 zero = 0;
 
 	ps = bpf_map_lookup_elem(&bw_unix_place_scratch, &zero);
 	if (!ps || bw_unix_place_of(&ps->key, dentry))
-		return 0;
+		return false;
 	ps->key.policy = cg->policy;
 	ps->key.op = BW_NOP_BIND;
 	v = bpf_map_lookup_elem(&bw_unix_places, &ps->key);
 	if (!v || v->verdict != BW_V_DENY)
-		return 0;
-	pol = bw_policy_of(cg);
-	if (!pol)
-		return -EPERM;
-	return bw_unix_refuse(u, cgid, cg, pol, evop, len, dentry, v->rule, true);
+		return false;
+	d->rule = v->rule;
+	d->by_inode = true;
+	return true;
 }
 
 /* The path of a socket file (mnt, dentry) as the process sees it, into u->name. */
@@ -394,24 +389,31 @@ static __always_inline int bw_unix_bound_path(struct bw_unix_key *u, struct sock
  * peer's name now (bw_unix_peer_name), by the socket file's pin, and by a
  * deny rule of the path it was bound at, which no rename of the socket
  * file or of a directory above it changes: a socket a deny rule names
- * stays denied under any name it is given later.
+ * stays denied under any name it is given later. The event names the
+ * socket by the name that met the rule.
  */
 static __always_inline int bw_unix_decide_peer(struct bw_unix_key *u, __u64 cgid,
 					       const struct bw_cgroup *cg, struct sock *peer,
 					       __u8 evop)
 {
 	struct dentry *dentry = BPF_CORE_READ((struct unix_sock *)peer, path.dentry);
+	struct bw_unix_denial d = {};
+	struct bw_policy *pol;
 	__u32 len = 0;
-	int ret;
 
 	if (bw_unix_peer_name(u, peer, &len))
 		return 0;
-	ret = bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, dentry, false);
-	if (!ret && dentry)
-		ret = bw_unix_pinned(u, cgid, cg, evop, len, dentry);
-	if (ret || bw_unix_bound_path(u, peer, &len))
-		return ret;
-	return bw_unix_decide(u, cgid, cg, BW_NOP_CONNECT, evop, len, dentry, true);
+	pol = bw_policy_of(cg);
+	if (!pol)
+		return -EPERM;
+	if (!bw_unix_denied(u, cg, pol, BW_NOP_CONNECT, len, false, &d) &&
+	    !(dentry && bw_unix_pin_denied(cg, dentry, &d)) &&
+	    !(!bw_unix_bound_path(u, peer, &len) &&
+	      bw_unix_denied(u, cg, pol, BW_NOP_CONNECT, len, true, &d))) {
+		bw_opstat(cg->policy, evop, cg->mode, 1);
+		return 0;
+	}
+	return bw_unix_refuse(u, cgid, cg, pol, evop, len, dentry, d.rule, d.by_inode);
 }
 
 #endif /* BW_UNIX_BPF_H */
