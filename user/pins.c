@@ -386,6 +386,18 @@ static int add_mount_pins(struct bw_pin_set *ps, const struct bw_compiled *c, ui
 }
 
 /*
+ * A unix deny rule of one path (not an abstract name, not a subtree), the
+ * kind whose socket file and place are known by identity. Read twice at
+ * install: places before the stat(2)s of pins (bw_pins_install_views), so
+ * that a socket made in between is met by one or the other.
+ */
+static bool unix_path_denial(const struct bw_unix_entry *e)
+{
+	return e->val.verdict == BW_V_DENY && e->key.name[0] == '/' &&
+	       !bw_unix_name_is_subtree(e->key.name);
+}
+
+/*
  * The socket file of each `deny net connect unix PATH` rule there now, in
  * view v: pinned, so that a rename of it or of a directory above does not
  * take it out of the rule (BW_CAT_PIN_UNIX). One made there later is pinned
@@ -404,9 +416,7 @@ static int add_unix_pins(struct bw_pin_set *ps, const struct bw_compiled *c, uin
 		const char *path;
 		struct stat st;
 
-		/* A subtree rule names no socket file: its names decide. */
-		if (e->key.op != BW_NOP_CONNECT || e->val.verdict != BW_V_DENY ||
-		    e->key.name[0] != '/' || bw_unix_name_is_subtree(e->key.name))
+		if (e->key.op != BW_NOP_CONNECT || !unix_path_denial(e))
 			continue;
 		path = in_view(v, e->key.name, buf, sizeof(buf));
 		if (!path || stat(path, &st) || !S_ISSOCK(st.st_mode))
@@ -435,8 +445,7 @@ static int unix_places_write(const struct bw_maps *m, const struct bw_compiled *
 		const char *slash, *path;
 		struct stat st;
 
-		if (e->val.verdict != BW_V_DENY || e->key.name[0] != '/' ||
-		    bw_unix_name_is_subtree(e->key.name))
+		if (!unix_path_denial(e))
 			continue;
 		memcpy(dir, e->key.name, BW_UNIX_NAME);
 		dir[BW_UNIX_NAME] = '\0';
