@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # run-tests.sh: run the integration suite (tests/integration/run.sh) in a
-# QEMU guest on each Debian kernel we support, one after the other (`make
+# QEMU guest on each Debian kernel we support, the kernels at once (`make
 # vmtest`). BPF LSM cannot run on the build host's kernel, hence the VMs.
 #
 # Prints one PASS / FAIL / GUEST-DIED line per kernel and exits non-zero if
@@ -13,6 +13,7 @@
 # Usage: run-tests.sh [--timeout SECONDS] [TEST...]
 #   TEST...        passed to tests/integration/run.sh (default: all tests)
 #   BW_KERNELS     kernels to test, default "6.1 6.12"
+#   BW_VM_SERIAL   1: one kernel after the other, output unprefixed
 #   --timeout      per guest run, default $BW_VM_TIMEOUT or 3600
 set -uo pipefail
 
@@ -49,14 +50,13 @@ read -ra kernels <<<"${BW_KERNELS:-6.1 6.12}"
 # And what the Kubernetes node tests run in the guest (containerd, runc, an image).
 "$VM_DIR/fetch-containers.sh" "${kernels[@]}" || exit 2
 
-summary=()
-failed=0
-for k in "${kernels[@]}"; do
-	start=$SECONDS
-	note=
+# One kernel's run, retried once if its guest died: the result line goes
+# to $1 (the caller's summary), the suite's output to stdout.
+run_kernel() {
+	local k=$1 result=$2 start=$SECONDS note= rc line attempt
 	for attempt in 1 2; do
-		echo "run-tests: === kernel $k${note:+ (retry)}: $SUITE${*:+ $*} ==="
-		"$VM_DIR/vmrun.sh" --kernel "$k" "${timeout_opt[@]}" -- "$SUITE" "$@"
+		echo "run-tests: === kernel $k${note:+ (retry)}: $SUITE${*:+ ${*:3}} ==="
+		"$VM_DIR/vmrun.sh" --kernel "$k" "${timeout_opt[@]}" -- "$SUITE" "${@:3}" </dev/null
 		rc=$?
 		if [ "$rc" != "$EXIT_DEAD" ] || [ "$attempt" = 2 ]; then
 			break
@@ -64,19 +64,49 @@ for k in "${kernels[@]}"; do
 		echo "run-tests: kernel $k: GUEST-DIED without reporting a status; retrying once"
 		note="after a guest death and a retry"
 	done
-	secs=$((SECONDS - start))
 	if [ "$rc" = 0 ]; then
 		line="PASS"
 	elif [ "$rc" = "$EXIT_DEAD" ]; then
 		line="GUEST-DIED (twice; the suite reported no status)"
 		note=
-		failed=1
 	else
 		line="FAIL (exit $rc)"
-		failed=1
 	fi
-	summary+=("$(printf 'run-tests: %-5s %s%s [%ss]' "$k" "$line" "${note:+ ($note)}" "$secs")")
-done
+	printf 'run-tests: %-5s %s%s [%ss]\n' "$k" "$line" "${note:+ ($note)}" "$((SECONDS - start))" >"$result"
+	[ "$rc" = 0 ]
+}
 
-printf '%s\n' "${summary[@]}"
+results=$(mktemp -d "${TMPDIR:-/tmp}/bw-run-tests.XXXXXX")
+trap 'rm -rf "$results"' EXIT
+failed=0
+if [ "${BW_VM_SERIAL:-0}" = 1 ] || [ ${#kernels[@]} = 1 ]; then
+	for k in "${kernels[@]}"; do
+		run_kernel "$k" "$results/$k" "$@" || failed=1
+	done
+else
+	# The guests run at once: a guest under TCG keeps about one host core
+	# busy (the verifier and most tests are one thread), so two kernels take
+	# little longer than one. Each line is prefixed with its kernel, and each
+	# kernel's whole output is also kept, unmixed, in build/vmtest-KERNEL.log.
+	mkdir -p "$ROOT/build"
+	pids=()
+	for k in "${kernels[@]}"; do
+		(
+			set -o pipefail
+			run_kernel "$k" "$results/$k" "$@" 2>&1 | tee "$ROOT/build/vmtest-$k.log" |
+				sed -u "s/^/[$k] /"
+		) &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || failed=1
+	done
+	for k in "${kernels[@]}"; do
+		echo "run-tests: kernel $k's whole output: build/vmtest-$k.log"
+	done
+fi
+
+for k in "${kernels[@]}"; do
+	cat "$results/$k" 2>/dev/null || { echo "run-tests: $k: no result"; failed=1; }
+done
 exit "$failed"
