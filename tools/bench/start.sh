@@ -12,7 +12,9 @@
 # path also denied for writing, half of the paths existing (pinned by inode,
 # hard-link scan of the denied ones), the rest positions for objects that may
 # appear later. The first start of a guest loads and pins the programs
-# (cold); the others find them pinned (warm).
+# (cold); the others find them pinned (warm). After them, the verifier's
+# work on each program (tools/bench/verified.py), what the cold start is
+# made of.
 . "$(dirname "$0")/common.sh"
 bench_start tools/bench/start.sh "$@"
 
@@ -67,3 +69,6 @@ for n in 10 1000 10000; do
 	printf '%-40s %16s\n' "check, $n rules" "$(echo ${check[$n]} | tr ' ' /)"
 	printf '%-40s %16s\n' "run -- true, $n rules" "$(echo ${run[$n]} | tr ' ' /)"
 done
+echo
+echo "the verifier's work, instructions walked per program (first start)"
+tools/bench/verified.py
