@@ -149,8 +149,24 @@ static __always_inline bool bw_dc_hit(struct file *file, __u64 cgid, const struc
 	return true;
 }
 
-/* May this open's verdict be kept? If so, the states it is decided in. */
-static __always_inline bool bw_dc_begin(struct file *file, struct bw_dc_snap *snap)
+/*
+ * The states an open is decided in, read before its decision, whether or
+ * not it may be kept (bw_dc_keepable, after): a test here would send the
+ * verifier through the whole decision once for each answer.
+ */
+static __always_inline void bw_dc_begin(struct bw_dc_snap *snap)
+{
+	snap->gen = bw_dc_gen_now();
+	/* Odd: as if a writer were inside, nothing is kept. */
+	snap->rename_seq = snap->mount_seq = 1;
+	if (!&rename_lock || !&mount_lock)
+		return;
+	snap->rename_seq = bw_dc_seq(&rename_lock);
+	snap->mount_seq = bw_dc_seq(&mount_lock);
+}
+
+/* May this open's verdict, decided from snap, be kept? */
+static __always_inline bool bw_dc_keepable(struct file *file, const struct bw_dc_snap *snap)
 {
 	struct inode *inode = file->f_inode;
 	unsigned long magic;
@@ -164,9 +180,6 @@ static __always_inline bool bw_dc_begin(struct file *file, struct bw_dc_snap *sn
 	if (magic != BW_TMPFS_MAGIC && magic != BW_EXT4_MAGIC && magic != BW_XFS_MAGIC &&
 	    magic != BW_BTRFS_MAGIC)
 		return false;
-	snap->gen = bw_dc_gen_now();
-	snap->rename_seq = bw_dc_seq(&rename_lock);
-	snap->mount_seq = bw_dc_seq(&mount_lock);
 	return !((snap->rename_seq | snap->mount_seq) & 1);
 }
 

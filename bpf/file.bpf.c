@@ -46,7 +46,6 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	union bw_cgroup_copy cg_copy;
 	__u8 keep = BW_DC_NONE;
 	struct bw_dc_snap snap;
-	bool keepable;
 	unsigned int fmode;
 	__u8 access = 0;
 	__u64 cgid;
@@ -65,12 +64,12 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 		return 0;
 	if (bw_dc_hit(file, cgid, cg, access))
 		return 0;
-	keepable = bw_dc_begin(file, &snap);
+	bw_dc_begin(&snap);
 	ret = bw_decide_file(cgid, cg, file, &bw_file_rules, BW_CAT_PIN_FILE, BW_OP_OPEN, access,
 			     &keep);
 	if (!ret && (access & BW_ACC_W))
 		ret = bw_cg_door(cgid, cg, file);
-	if (!ret && keep != BW_DC_NONE && keepable)
+	if (!ret && keep != BW_DC_NONE && bw_dc_keepable(file, &snap))
 		bw_dc_fill(file, cgid, cg->policy, access, keep, &snap);
 	if (ret || !(file->f_flags & __FMODE_EXEC) || !bw_layer_file(file))
 		return ret;
