@@ -53,9 +53,9 @@ read -ra kernels <<<"${BW_KERNELS:-6.1 6.12}"
 # One kernel's run, retried once if its guest died: the result line goes
 # to $1 (the caller's summary), the suite's output to stdout.
 run_kernel() {
-	local k=$1 result=$2 start=$SECONDS note= rc line attempt
+	local k=$1 result=$2 start=$SECONDS note= rc line attempt tests="${*:3}"
 	for attempt in 1 2; do
-		echo "run-tests: === kernel $k${note:+ (retry)}: $SUITE${*:+ ${*:3}} ==="
+		echo "run-tests: === kernel $k${note:+ (retry)}: $SUITE${tests:+ $tests} ==="
 		"$VM_DIR/vmrun.sh" --kernel "$k" "${timeout_opt[@]}" -- "$SUITE" "${@:3}" </dev/null
 		rc=$?
 		if [ "$rc" != "$EXIT_DEAD" ] || [ "$attempt" = 2 ]; then
