@@ -78,9 +78,14 @@
 #define MS_SHARED     (1 << 20)
 /* include/linux/fs.h: inode_permission()'s mask; file types */
 #define MAY_WRITE 0x2
+#define MAY_READ  0x4
 #define S_IFMT	  00170000
 #define S_IFREG	  0100000
 #define S_IFSOCK  0140000
+
+/* include/uapi/linux/tcp.h: getsockopt's option that maps received pages */
+#define SOL_TCP		     6
+#define TCP_ZEROCOPY_RECEIVE 35
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define BW_SOCKFS_MAGIC	    0x534f434b /* sockfs: the inodes of sockets */

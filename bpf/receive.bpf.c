@@ -45,6 +45,7 @@
 #include "netrules.bpf.h"
 #include "unix.bpf.h"
 #include "cgtree.bpf.h"
+#include "tcpconn.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -192,8 +193,12 @@ static __always_inline int bw_receive_inet(__u64 cgid, const struct bw_cgroup *c
 		return -EPERM;
 	verdict =
 	    bw_net_verdict(pol, cg->policy, rules, &k, BW_NOP_CONNECT, proto, port, &rule, &host);
-	if (verdict != BW_V_DENY)
+	if (verdict != BW_V_DENY) {
+		/* Its sends and receives decide the peer again after a policy change. */
+		if (proto == IPPROTO_TCP)
+			bw_tcp_mark(sk);
 		return 0;
+	}
 	__builtin_memcpy(obj.addr, k.addr, sizeof(obj.addr));
 	obj.port = port;
 	obj.family = family == AF_INET6 ? BW_FAM_IPV6 : BW_FAM_IPV4;
@@ -220,8 +225,9 @@ static __always_inline int bw_receive_unix(__u64 cgid, const struct bw_cgroup *c
 static __always_inline int bw_receive_socket(__u64 cgid, const struct bw_cgroup *cg,
 					     struct file *file)
 {
-	struct socket *sock = BPF_CORE_READ(file, private_data);
-	struct sock *sk = BPF_CORE_READ(sock, sk);
+	/* Typed pointers: a TCP connection is marked in its socket storage (bw_receive_inet). */
+	struct socket *sock = bpf_sock_from_file(file);
+	struct sock *sk = sock ? sock->sk : NULL;
 	__u16 family, type;
 	struct bw_policy *pol;
 

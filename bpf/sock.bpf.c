@@ -24,6 +24,7 @@
 #include "unix.bpf.h"
 #include "netrules.bpf.h"
 #include "netcache.bpf.h"
+#include "tcpconn.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -204,12 +205,16 @@ int BPF_PROG(bw_unix_mknod, const struct path *dir, struct dentry *dentry, umode
 }
 
 /*
- * UDP-Lite's connect, which no cgroup program sees (its protocol has no
- * pre_connect hook), decided by the udp rules as the cgroup programs decide
- * UDP's; its unconnected datagrams pass the cgroup sendmsg programs.
+ * Every connect(2) of a socket (and io_uring's): a TCP or MPTCP one by a
+ * governed process is marked (bpf/tcpconn.bpf.h) so that its sends and
+ * receives decide the peer again after a policy change; the cgroup connect
+ * programs decide the connect itself. UDP-Lite's connect, which no cgroup
+ * program sees (its protocol has no pre_connect hook), is decided here by
+ * the udp rules as the cgroup programs decide UDP's; its unconnected
+ * datagrams pass the cgroup sendmsg programs.
  */
 SEC("lsm/socket_connect")
-int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+int BPF_PROG(bw_sock_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
 	struct sock *sk;
 	struct bw_net_obj obj = {};
@@ -227,7 +232,14 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 		return ret;
 	/* Plain loads through the hook's typed pointer: every connect comes here. */
 	sk = sock->sk;
-	if (!sk || sk->sk_protocol != IPPROTO_UDPLITE)
+	if (!sk)
+		return 0;
+	if (bw_tcp_sock(sk->sk_protocol)) {
+		if (bw_may_govern(bw_current_cgroup()))
+			bw_tcp_mark(sk);
+		return 0;
+	}
+	if (sk->sk_protocol != IPPROTO_UDPLITE)
 		return 0;
 	cg = bw_governing(&cgid, &cg_copy);
 	if (!cg)
@@ -265,6 +277,22 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
 	return bw_lsm_ret(bw_net_outcome(cgid, cg, pol, BW_OP_CONNECT, rule, &obj), -EPERM);
 }
 
+/* sk's peer into q->addr (IPv6 form, IPv4 mapped); its port, 0 if it has none. */
+static __always_inline __u16 bw_peer_of(struct sock *sk, struct bw_nc_query *q, bool *v6)
+{
+	__u16 port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+
+	*v6 = BPF_CORE_READ(sk, __sk_common.skc_family) == AF_INET6;
+	if (*v6) {
+		BPF_CORE_READ_INTO(&q->addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	} else {
+		q->addr[0] = 0;
+		q->addr[1] = bpf_htonl(0xffff) | (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr)
+						     << 32;
+	}
+	return port;
+}
+
 /*
  * A connected UDP socket's datagrams name no destination, so no cgroup
  * program sees them (sendmsg4/6 run for unconnected ones only), and the
@@ -274,8 +302,7 @@ int BPF_PROG(bw_udplite_conn, struct socket *sock, struct sockaddr *address, int
  * governed. Each such datagram is decided here by the socket's peer, as an
  * unconnected one to the same endpoint would be, through this object's
  * network verdict cache, which a policy change invalidates (a repeat is one
- * table lookup). TCP is not decided again: a connection, once made, lives
- * on, as under a firewall that tracks connections (docs/enforcement.md).
+ * table lookup).
  */
 static __always_inline int bw_udp_peer_check(struct sock *sk)
 {
@@ -283,8 +310,6 @@ static __always_inline int bw_udp_peer_check(struct sock *sk)
 	__u16 protocol, port;
 	bool v6;
 
-	if (!sk)
-		return 0;
 	protocol = BPF_CORE_READ(sk, sk_protocol);
 	if (protocol != IPPROTO_UDP && protocol != IPPROTO_UDPLITE)
 		return 0;
@@ -294,50 +319,133 @@ static __always_inline int bw_udp_peer_check(struct sock *sk)
 	q.cgroup = bw_current_cgroup();
 	if (!bw_may_govern(q.cgroup))
 		return 0;
-	port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	v6 = BPF_CORE_READ(sk, __sk_common.skc_family) == AF_INET6;
-	if (v6) {
-		BPF_CORE_READ_INTO(&q.addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
-	} else {
-		q.addr[0] = 0;
-		q.addr[1] = bpf_htonl(0xffff) | (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr)
-						    << 32;
-	}
+	port = bw_peer_of(sk, &q, &v6);
 	q.tag = BW_NC_TAG(port, BW_NOP_CONNECT, IPPROTO_UDP);
 	return bw_net_query(&q, BW_NOP_SENDMSG, BW_OP_SENDMSG, IPPROTO_UDP, port, v6) ? 0 : -EPERM;
 }
 
 /*
- * sendmsg, sendto, sendmmsg, write and io_uring sends without an address
- * (or, on an IPv6 socket, with an AF_UNSPEC one): to the connected peer.
- * Those with an address were decided by the cgroup sendmsg programs.
+ * A TCP connection whose peer a governed process chose (bpf/tcpconn.bpf.h):
+ * each send and receive by a governed process decides the peer as a
+ * connect, unless its stamp says this cgroup had it allowed at this
+ * generation (a repeat is a storage lookup and a compare; after a policy
+ * change, one network verdict cache lookup). Refused: EPERM, an event (op
+ * evop: sendmsg or recvmsg) naming the peer. Other sockets cost a storage
+ * lookup that finds nothing.
+ */
+static __always_inline int bw_tcp_peer_check(struct sock *sk, __u8 evop)
+{
+	struct bw_tcp_stamp *s;
+	struct bw_nc_query q;
+	__u16 port;
+	bool v6;
+
+	s = bpf_sk_storage_get(&bw_tcp_conns, sk, 0, 0);
+	if (!s)
+		return 0;
+	q.cgroup = bw_current_cgroup();
+	if (!bw_may_govern(q.cgroup))
+		return 0;
+	port = bw_peer_of(sk, &q, &v6);
+	if (!port) /* not connected */
+		return 0;
+	if (bw_tcp_stamp_holds(s, q.cgroup, bw_dc_gen_now(), q.addr, port))
+		return 0;
+	q.tag = BW_NC_TAG(port, BW_NOP_CONNECT, IPPROTO_TCP);
+	if (!bw_net_query(&q, BW_NOP_CONNECT, evop, IPPROTO_TCP, port, v6))
+		return -EPERM;
+	bw_tcp_stamp_set(s, q.cgroup, q.gen, q.addr, port);
+	return 0;
+}
+
+/*
+ * sendmsg, sendto, sendmmsg, write and io_uring sends. UDP: those without
+ * an address (or, on an IPv6 socket, with an AF_UNSPEC one), to the
+ * connected peer; those with an address were decided by the cgroup sendmsg
+ * programs. TCP: every send on a marked connection; a sendto with an
+ * address on a socket not connected is TCP Fast Open's connect (the cgroup
+ * connect programs decide it), whose socket is marked here (on a connected
+ * one the address is ignored: an accepted connection stays unmarked).
  */
 SEC("lsm/socket_sendmsg")
-int BPF_PROG(bw_udp_send, struct socket *sock, struct msghdr *msg, int size, int ret)
+int BPF_PROG(bw_peer_send, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
 	struct sockaddr *name;
+	struct sock *sk;
 
 	if (ret)
 		return ret;
+	sk = sock->sk;
+	if (!sk)
+		return 0;
 	name = msg->msg_name;
+	if (bw_tcp_sock(sk->sk_protocol)) {
+		if (name && sk->__sk_common.skc_state == TCP_CLOSE &&
+		    bw_may_govern(bw_current_cgroup()))
+			bw_tcp_mark(sk);
+		return bw_tcp_peer_check(sk, BW_OP_SENDMSG);
+	}
 	if (name && BPF_CORE_READ(name, sa_family) != AF_UNSPEC)
 		return 0;
-	return bw_udp_peer_check(sock->sk);
+	return bw_udp_peer_check(sk);
+}
+
+/* recvmsg, recvfrom, recvmmsg, read and io_uring receives on a marked TCP connection. */
+SEC("lsm/socket_recvmsg")
+int BPF_PROG(bw_peer_recv, struct socket *sock, struct msghdr *msg, int size, int flags, int ret)
+{
+	struct sock *sk;
+
+	if (ret)
+		return ret;
+	sk = sock->sk;
+	if (!sk || !bw_tcp_sock(sk->sk_protocol))
+		return 0;
+	return bw_tcp_peer_check(sk, BW_OP_RECVMSG);
+}
+
+/* TCP_ZEROCOPY_RECEIVE maps received pages without recvmsg. */
+SEC("lsm/socket_getsockopt")
+int BPF_PROG(bw_peer_zcrx, struct socket *sock, int level, int optname, int ret)
+{
+	struct sock *sk;
+
+	if (ret)
+		return ret;
+	if (level != SOL_TCP || optname != TCP_ZEROCOPY_RECEIVE)
+		return 0;
+	sk = sock->sk;
+	if (!sk)
+		return 0;
+	return bw_tcp_peer_check(sk, BW_OP_RECVMSG);
 }
 
 /*
  * Kernels before 6.5 send spliced pages (splice(2), sendfile(2)) through
- * the protocol's sendpage, which UDP does without socket_sendmsg; both
- * calls ask file_permission first. Loaded only where proto_ops has a
- * sendpage (user/loader.c): on later kernels every read and write would
- * pay for nothing.
+ * the protocol's sendpage, which UDP and TCP do without socket_sendmsg;
+ * both calls ask file_permission first, as does every splice from a socket
+ * (TCP's splice_read skips socket_recvmsg on every kernel). Loaded only
+ * where proto_ops has a sendpage (user/loader.c): on later kernels every
+ * read and write would pay for it, and a splice from a TCP connection is
+ * not decided again after a policy change (docs/threat-model.md).
  */
 SEC("lsm/file_permission")
-int BPF_PROG(bw_udp_splice, struct file *file, int mask, int ret)
+int BPF_PROG(bw_peer_splice, struct file *file, int mask, int ret)
 {
+	struct socket *sock;
+	struct sock *sk;
+
 	if (ret)
 		return ret;
-	if (!(mask & MAY_WRITE) || (file->f_inode->i_mode & S_IFMT) != S_IFSOCK)
+	if (!(mask & (MAY_WRITE | MAY_READ)) || (file->f_inode->i_mode & S_IFMT) != S_IFSOCK)
 		return 0;
-	return bw_udp_peer_check(BPF_CORE_READ((struct socket *)file->private_data, sk));
+	sock = bpf_sock_from_file(file);
+	sk = sock ? sock->sk : NULL;
+	if (!sk)
+		return 0;
+	if (bw_tcp_sock(sk->sk_protocol))
+		return bw_tcp_peer_check(sk, mask & MAY_WRITE ? BW_OP_SENDMSG : BW_OP_RECVMSG);
+	if (!(mask & MAY_WRITE))
+		return 0;
+	return bw_udp_peer_check(sk);
 }

@@ -560,7 +560,8 @@ enum bw_op {
 	BW_OP_CONNECT,
 	BW_OP_BIND,
 	BW_OP_SENDMSG,
-	BW_OP_SOCKET, /* creating a raw IP or a packet socket */
+	BW_OP_RECVMSG, /* a receive on a TCP connection decided again (bpf/tcpconn.bpf.h) */
+	BW_OP_SOCKET,  /* creating a raw IP or a packet socket */
 	/*
 	 * Changes of the view (BW_NS_*): first those whose event names the mount
 	 * point or the new root (up to BW_OP_CHROOT), then those without a path.
@@ -611,6 +612,13 @@ enum bw_op {
 	BW_OP_PERF,    /* a perf event that observes more than the caller */
 	BW_OP_MAX,
 };
+
+/* Does an event of op name an inet endpoint (struct bw_net_obj), or a unix peer? */
+static inline int bw_op_names_peer(unsigned op)
+{
+	return op == BW_OP_CONNECT || op == BW_OP_BIND || op == BW_OP_SENDMSG ||
+	       op == BW_OP_RECVMSG || op == BW_OP_RECEIVE_NET;
+}
 
 /* What an operation changes of the view (BW_NS_*), or -1 for any other operation. */
 static inline int bw_op_ns(unsigned op)

@@ -129,8 +129,7 @@ static void learn_all_event(void *ctx, const struct bw_event *ev, const char *pa
 	a->events++;
 	if (ev->op == BW_OP_EXEC && !(ev->access & BW_ACC_R))
 		c->programs++;
-	else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG ||
-		 ev->op == BW_OP_SOCKET || ev->op == BW_OP_RECEIVE_NET ||
+	else if (bw_op_names_peer(ev->op) || ev->op == BW_OP_SOCKET ||
 		 ev->op == BW_OP_RECEIVE_SOCKET)
 		c->network++;
 	else

@@ -33,6 +33,7 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_CONNECT] = "connect",
     [BW_OP_BIND] = "bind",
     [BW_OP_SENDMSG] = "sendmsg",
+    [BW_OP_RECVMSG] = "recvmsg",
     [BW_OP_SOCKET] = "socket",
     [BW_OP_MOUNT] = "mount",
     [BW_OP_UMOUNT] = "umount",
@@ -425,8 +426,7 @@ void bw_event_format(struct jw *w, const struct bw_event *ev, const char *data, 
 			jw_str(w, "real_path", src->real_path);
 	} else if (ev->op == BW_OP_SOCKET || ev->op == BW_OP_RECEIVE_SOCKET) {
 		put_socket(w, data, ev->path_len);
-	} else if (ev->op == BW_OP_CONNECT || ev->op == BW_OP_BIND || ev->op == BW_OP_SENDMSG ||
-		   ev->op == BW_OP_RECEIVE_NET) {
+	} else if (bw_op_names_peer(ev->op)) {
 		put_net(w, data, ev->path_len);
 	} else if ((ev->op >= BW_OP_PTRACE && ev->op <= BW_OP_BPF) || ev->op == BW_OP_RECEIVE_BPF) {
 		put_guard(w, ev->op, data, ev->path_len);

@@ -302,7 +302,7 @@ static void skip_missing_hooks(struct bpf_object *obj)
  */
 static void pick_programs(struct bpf_object *obj)
 {
-	struct bpf_program *splice = bpf_object__find_program_by_name(obj, "bw_udp_splice");
+	struct bpf_program *splice = bpf_object__find_program_by_name(obj, "bw_peer_splice");
 	struct bpf_program *with = bpf_object__find_program_by_name(obj, "bw_setattr_idmap");
 	struct bpf_program *without = bpf_object__find_program_by_name(obj, "bw_setattr_plain");
 	bool idmap;

@@ -15,6 +15,17 @@ starting with "#"):
     uconnect ADDR PORT  a UDP socket connected to ADDR:PORT, kept (the next is numbered 1 up)
     usend K WAY         one datagram on kept socket K, by WAY: send, write, sendmsg (no
                         address), sendmmsg (no address), sendfile or splice
+    tconnect ADDR PORT [mptcp]
+                        a TCP (or MPTCP) connection to ADDR:PORT, kept (numbered 1 up);
+                        "# port N" gives its local port
+    tlisten ADDR PORT   a TCP listener; its connections are kept too, as they are accepted
+    taccept             one connection accepted from the listener, kept; "# conn K"
+    tsend K WAY         one byte on kept connection K, by WAY: send, write, sendmsg,
+                        sendto (with the peer's address), sendfile or splice
+    trecv K WAY         one byte from kept connection K, by WAY: recv, read, recvmsg or
+                        splice
+    tzc K               getsockopt TCP_ZEROCOPY_RECEIVE on connection K (no mapping: any
+                        answer but EPERM is the kernel's own)
 
 Counted by phase of their start, so that what a phase reports began after
 the command that opened it, whatever was in flight then.
@@ -132,9 +143,59 @@ def udp_send(s, way):
         raise ValueError(way)
 
 
+def tcp_send(s, way):
+    """One byte on connection s, the way named."""
+    if way == "sendto":
+        s.sendto(b"t", s.getpeername())
+    else:
+        udp_send(s, way)
+
+
+def tcp_recv(s, way):
+    """One byte from connection s, the way named; an empty read is an error."""
+    if way == "recv":
+        got = s.recv(1)
+    elif way == "read":
+        got = os.read(s.fileno(), 1)
+    elif way == "recvmsg":
+        got = s.recvmsg(1)[0]
+    elif way == "splice":
+        r, w = os.pipe()
+        try:
+            os.splice(s.fileno(), w, 1)
+            got = os.read(r, 1)
+        finally:
+            os.close(r)
+            os.close(w)
+    else:
+        raise ValueError(way)
+    if len(got) != 1:
+        raise OSError(errno.ENODATA, "nothing read")
+
+
+class ZeroCopyReceive(ctypes.Structure):
+    """struct tcp_zerocopy_receive (include/uapi/linux/tcp.h), all zero."""
+    _fields_ = [("address", ctypes.c_uint64), ("length", ctypes.c_uint32),
+                ("recv_skip_hint", ctypes.c_uint32), ("inq", ctypes.c_uint32),
+                ("err", ctypes.c_int32), ("copybuf_address", ctypes.c_uint64),
+                ("copybuf_len", ctypes.c_int32), ("flags", ctypes.c_uint32),
+                ("msg_control", ctypes.c_uint64), ("msg_controllen", ctypes.c_uint64),
+                ("msg_flags", ctypes.c_uint32), ("reserved", ctypes.c_uint32)]
+
+
+def zerocopy_receive(s):
+    zc = ZeroCopyReceive()
+    n = ctypes.c_uint32(ctypes.sizeof(zc))
+    if LIBC.getsockopt(s.fileno(), socket.IPPROTO_TCP, 35, ctypes.byref(zc), ctypes.byref(n)):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
 def main():
     hammer = None
     kept = []
+    conns = []
+    listener = None
     for line in sys.stdin:
         cmd = line.split()
         if not cmd:
@@ -157,6 +218,29 @@ def main():
             print(out)
         elif cmd[0] == "usend":
             print(attempt(lambda: udp_send(kept[int(cmd[1]) - 1], cmd[2])))
+        elif cmd[0] == "tconnect":
+            fam = socket.AF_INET6 if ":" in cmd[1] else socket.AF_INET
+            s = socket.socket(fam, socket.SOCK_STREAM,
+                              262 if cmd[3:] == ["mptcp"] else socket.IPPROTO_TCP)
+            out = attempt(lambda: s.connect((cmd[1], int(cmd[2]))))
+            conns.append(s)
+            print("# port %d" % s.getsockname()[1])
+            print(out)
+        elif cmd[0] == "tlisten":
+            listener = socket.socket(socket.AF_INET6 if ":" in cmd[1] else socket.AF_INET)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            out = attempt(lambda: (listener.bind((cmd[1], int(cmd[2]))), listener.listen(8)))
+            print(out)
+        elif cmd[0] == "taccept":
+            conns.append(listener.accept()[0])
+            print("# conn %d" % len(conns))
+            print("OK")
+        elif cmd[0] == "tsend":
+            print(attempt(lambda: tcp_send(conns[int(cmd[1]) - 1], cmd[2])))
+        elif cmd[0] == "trecv":
+            print(attempt(lambda: tcp_recv(conns[int(cmd[1]) - 1], cmd[2])))
+        elif cmd[0] == "tzc":
+            print(attempt(lambda: zerocopy_receive(conns[int(cmd[1]) - 1])))
         elif cmd[0] == "stop":
             hammer.stop()
             print("OK")

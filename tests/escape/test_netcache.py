@@ -14,11 +14,13 @@ the driver's hammer meanwhile and judge only the connects that began after
 each change had been made. All of it is cgroup programs: it runs on the
 build host too (`make hosttest`).
 """
+import collections
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 from escape import (SCRATCH, ControlBroken, Failure, RouteOpen, check, check_eq, cgroup_root,
@@ -49,8 +51,9 @@ class Sandbox:
     use, if one_cpu), governed by `attach` with prof."""
     n = 0
 
-    def __init__(self, prof, one_cpu=False, cg=None):
+    def __init__(self, prof, one_cpu=False, cg=None, event_rate=20):
         Sandbox.n += 1
+        self.event_rate = event_rate
         self.cg = cg or make_cgroup("bwtest-nc%d-%d" % (os.getpid(), Sandbox.n))
         self.agents = []
         pin = "taskset -c %d " % min(os.sched_getaffinity(0)) if one_cpu else ""
@@ -66,7 +69,7 @@ class Sandbox:
     def replace(self, prof, first=False):
         """Govern the cgroup with prof (attach --replace after the first)."""
         log = self.log()
-        agent = attach(self.cg, prof, log, replace=not first)
+        agent = attach(self.cg, prof, log, replace=not first, event_rate=self.event_rate)
         if not first:
             check("replaced the profile of policy slot" in read(log),
                   "the new agent took the cgroup over:\n" + read(log))
@@ -368,9 +371,172 @@ def test_connected_udp_after_the_profile_is_replaced():
         rx.close()
 
 
+class TcpPeers:
+    """TCP listeners on 127.0.0.1 and ::1 at each port: each connection gets
+    PUSH bytes at once (so that a receive always finds one) and has what it
+    sends counted, by the client's port."""
+    PUSH = 4096
+
+    def __init__(self, ports):
+        self.lock = threading.Lock()
+        self.got = {}
+        self.socks = []
+        for addr in ("127.0.0.1", "::1"):
+            for p in ports:
+                s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((addr, p))
+                s.listen(16)
+                self.socks.append(s)
+                threading.Thread(target=self.accept, args=(s,), daemon=True).start()
+
+    def accept(self, s):
+        while True:
+            try:
+                c, peer = s.accept()
+            except OSError:
+                return
+            self.socks.append(c)
+            threading.Thread(target=self.serve, args=(c, peer[1]), daemon=True).start()
+
+    def serve(self, c, port):
+        try:
+            c.sendall(b"x" * self.PUSH)
+            while True:
+                data = c.recv(4096)
+                if not data:
+                    return
+                with self.lock:
+                    self.got[port] = self.got.get(port, 0) + len(data)
+        except OSError:
+            return
+
+    def sent_by(self, port):
+        with self.lock:
+            return self.got.get(port, 0)
+
+    def close(self):
+        for s in self.socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+
+TCP_PORT = PORT + 8
+LISTEN_PORT = PORT + 10
+# Connections by IPv4, by IPv6, by an IPv6 socket to the IPv4-mapped name,
+# and by MPTCP (decided by the tcp rules): (address, its extra, the event's addr).
+TCP_PEERS = (("127.0.0.1", "", "127.0.0.1"), ("::1", "", "::1"),
+             ("::ffff:127.0.0.1", "", "127.0.0.1"), ("127.0.0.1", " mptcp", "127.0.0.1"))
+TCP_SENDS = ("send", "write", "sendmsg", "sendto", "sendfile", "splice")
+TCP_RECVS = ("recv", "read", "recvmsg")
+
+
+def test_tcp_connection_after_the_profile_is_replaced():
+    """TCP connections made while the profile allowed their peer (IPv4, IPv6,
+    IPv4-mapped, MPTCP) send by every way (send, write, sendmsg, sendto with
+    the peer's address, sendfile, splice) and receive (recv, read, recvmsg;
+    TCP_ZEROCOPY_RECEIVE asked); then `attach --replace` puts a profile in
+    force that denies the peer: each way is refused with EPERM, nothing
+    arrives, and each refusal has its deny event (op sendmsg or recvmsg)
+    naming the peer. Under the same profile a connection to a peer it still
+    allows, and one the sandbox accepted on a port it may bind (a client's,
+    which no connect rule names), keep working. On kernels where splice goes
+    through sendpage (bw_peer_splice loaded), a splice from the connection is
+    refused too. The control replaces the profile with a permissive one:
+    everything gets through. Needs BPF LSM (no cgroup program sees a
+    connection's traffic)."""
+    if not lsm_active():
+        skip("a connection's sends and receives are decided by BPF LSM")
+    recvs = TCP_RECVS + (("splice",) if os.path.exists("/sys/fs/bpf/bpfwarden/links/"
+                                                         "bw_peer_splice") else ())
+    rules = "default deny net\nallow net bind tcp 127.0.0.1:%d\n" % LISTEN_PORT
+    allow = profile(OPEN + rules + "allow net connect tcp localhost:%d-%d\n"
+                    % (TCP_PORT, TCP_PORT + 1), name="allow")
+    forbid = profile(OPEN + rules + "allow net connect tcp localhost:%d\n" % (TCP_PORT + 1),
+                     name="forbid")
+    peers = TcpPeers([TCP_PORT, TCP_PORT + 1])
+    try:
+        for then in (forbid, profile(PERMISSIVE, name="permissive")):
+            # Every refusal's event is counted: more than the default 20 a second.
+            sb = Sandbox(allow, event_rate=1000)
+            conns = []  # (conn number, address, the event's addr, port, client port)
+            try:
+                check_eq(sb.ask("tlisten 127.0.0.1 %d" % LISTEN_PORT)[0], "OK",
+                         "the sandbox's listener under the allowing profile")
+                for port in (TCP_PORT, TCP_PORT + 1):
+                    for addr, extra, to in TCP_PEERS:
+                        out, notes = sb.ask("tconnect %s %d%s" % (addr, port, extra))
+                        check_eq(out, "OK", "connect%s to %s:%d under the allowing profile"
+                                 % (extra, addr, port))
+                        conns.append((len(conns) + 1, addr + extra, to, port,
+                                      int(notes[0].split()[1])))
+                inbound = socket.create_connection(("127.0.0.1", LISTEN_PORT), timeout=10)
+                inbound.sendall(b"i" * 16)
+                out, notes = sb.ask("taccept")
+                conns.append((int(notes[0].split()[1]), "accepted", None, LISTEN_PORT, None))
+
+                def ways(k):
+                    outs = {w: sb.ask("tsend %d %s" % (k, w))[0] for w in TCP_SENDS}
+                    outs.update({"r-" + w: sb.ask("trecv %d %s" % (k, w))[0] for w in recvs})
+                    zc = sb.ask("tzc %d" % k)[0]
+                    outs["zerocopy"] = "ERR EPERM" if zc == "ERR EPERM" else "OK"
+                    return outs
+                everything = {w: "OK" for w in TCP_SENDS}
+                everything.update({"r-" + w: "OK" for w in recvs})
+                everything["zerocopy"] = "OK"
+                for k, what, _, port, client in conns:
+                    check_eq(ways(k), everything, "connection %d (%s:%d) under the allowing "
+                             "profile" % (k, what, port))
+                    if client:
+                        wait_for(lambda: peers.sent_by(client) == len(TCP_SENDS), timeout=10,
+                                 what="the bytes of connection %d at its peer" % k)
+                sb.replace(then)
+                for k, what, _, port, client in conns:
+                    outs = ways(k)
+                    desc = "connection %d (%s:%d) after the replace" % (k, what, port)
+                    if then != forbid or port != TCP_PORT:
+                        if outs != everything:
+                            raise (ControlBroken if then != forbid else Failure)(
+                                "%s, which the profile allows: %r" % (desc, outs))
+                        continue
+                    time.sleep(0.2)
+                    if "OK" in outs.values() or peers.sent_by(client) != len(TCP_SENDS):
+                        raise RouteOpen("%s: %d bytes arrived in all; the ways said %r"
+                                        % (desc, peers.sent_by(client), outs))
+                    check_eq(outs, {w: "ERR EPERM" for w in everything}, desc)
+                inbound.close()
+                found = denials(events(sb.current_log))
+                if then != forbid:
+                    check_eq(found, [], "deny events of the control")
+                    continue
+                want = collections.Counter()
+                for _, _, to in TCP_PEERS:
+                    want[("sendmsg", "tcp", to, TCP_PORT)] += len(TCP_SENDS)
+                    want[("recvmsg", "tcp", to, TCP_PORT)] += len(recvs) + 1
+
+                def named():
+                    return collections.Counter(
+                        (e.get("op"), e.get("proto"), e.get("addr"), e.get("port"))
+                        for e in denials(events(sb.current_log)))
+                try:
+                    wait_for(lambda: sum(named().values()) >= sum(want.values()), timeout=30,
+                             what="the deny events")
+                except Failure:
+                    pass
+                check_eq(dict(named()), dict(want), "deny events (op, proto, addr, port)")
+            finally:
+                sb.close()
+    finally:
+        peers.close()
+
+
 TESTS = [
     test_kept_connect_after_the_profile_is_replaced,
     test_connected_udp_after_the_profile_is_replaced,
+    test_tcp_connection_after_the_profile_is_replaced,
     test_replace_race_against_kept_connects,
     test_kept_verdicts_of_two_sandboxes_on_one_cpu,
 ]

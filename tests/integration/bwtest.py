@@ -256,10 +256,11 @@ def remove_cgroup(cg):
                         "%s/cgroup.procs; done; rmdir %s" % (cg, root, cg)])
 
 
-def attach(cg, prof, log, replace=False):
+def attach(cg, prof, log, replace=False, event_rate=20):
     """Start `attach` for cgroup cg and wait until it governs; returns the process."""
-    # Few events: the hammer's denials would keep the agents busy logging.
-    args = [BW, "attach", "--cgroup", cg, "--profile", prof, "--log", log, "--event-rate", "20"]
+    # Few events by default: the hammer's denials would keep the agents busy logging.
+    args = [BW, "attach", "--cgroup", cg, "--profile", prof, "--log", log,
+            "--event-rate", str(event_rate)]
     if replace:
         args.append("--replace")
     agent = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -117,6 +117,7 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	case BW_OP_CONNECT:
 	case BW_OP_BIND:
 	case BW_OP_SENDMSG:
+	case BW_OP_RECVMSG: /* a connection's peer decided again: allowed as a connect */
 	case BW_OP_SOCKET:
 	case BW_OP_RECEIVE_NET: /* a socket received: allowed as a connect to its peer */
 		l.cat = BW_CAT_NET;
