@@ -179,14 +179,102 @@ int BPF_PROG(bw_unix_send, struct socket *sock, struct socket *other, int ret)
 	return bw_unix_check_peer(BPF_CORE_READ(other, sk), BW_OP_SENDMSG);
 }
 
+/*
+ * The endpoint a governed process binds a TCP socket to, kept for accept
+ * (bpf/tcpconn.bpf.h): in IPv6 form, an IPv4 one mapped, as the cgroup
+ * bind programs decide it.
+ */
+static __always_inline void bw_tcp_bound(struct sock *sk, struct sockaddr *address, int addrlen)
+{
+	__u16 family = BPF_CORE_READ(address, sa_family);
+	struct bw_tcp_stamp *s;
+	__u64 addr[2] = {};
+	__u16 port;
+
+	if (family == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
+		struct sockaddr_in *sin = (void *)address;
+
+		addr[1] = bpf_htonl(0xffff) | (__u64)BPF_CORE_READ(sin, sin_addr.s_addr) << 32;
+		port = BPF_CORE_READ(sin, sin_port);
+	} else if (family == AF_INET6 && addrlen >= (int)sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 *sin6 = (void *)address;
+
+		bpf_probe_read_kernel(addr, 16, &sin6->sin6_addr);
+		port = BPF_CORE_READ(sin6, sin6_port);
+	} else {
+		return; /* the kernel refuses it */
+	}
+	if (!bw_may_govern(bw_current_cgroup()))
+		return;
+	s = bpf_sk_storage_get(&bw_tcp_binds, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (s)
+		bw_tcp_stamp_set(s, 0, 0, addr, bpf_ntohs(port));
+}
+
 SEC("lsm/socket_bind")
 int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
+	struct sock *sk;
+
 	if (ret)
 		return ret;
+	sk = sock->sk;
+	if (sk && bw_tcp_sock(sk->sk_protocol)) {
+		bw_tcp_bound(sk, address, addrlen);
+		return 0;
+	}
 	if (BPF_CORE_READ(address, sa_family) != AF_UNIX || addrlen <= 2)
 		return 0;
 	return bw_unix_check_bind(NULL, NULL, address, addrlen);
+}
+
+/*
+ * accept(2), accept4(2) and io_uring's accept on a listener a governed
+ * process bound: its bind is decided again after a policy change, as the
+ * bind programs decided it (bpf/net.bpf.c: a bind to [::] also as
+ * 0.0.0.0). Refused: EPERM (the connection stays in the queue), an event
+ * of op accept naming the endpoint.
+ */
+SEC("lsm/socket_accept")
+int BPF_PROG(bw_tcp_accept, struct socket *sock, struct socket *newsock, int ret)
+{
+	struct bw_tcp_stamp *s;
+	struct bw_nc_query q;
+	__u64 addr[2];
+	struct sock *sk;
+	__u16 port;
+	bool v6;
+
+	if (ret)
+		return ret;
+	sk = sock->sk;
+	if (!sk || !bw_tcp_sock(sk->sk_protocol))
+		return 0;
+	s = bpf_sk_storage_get(&bw_tcp_binds, sk, 0, 0);
+	if (!s)
+		return 0;
+	q.cgroup = bw_current_cgroup();
+	if (!bw_may_govern(q.cgroup))
+		return 0;
+	/* Written once, at bind: a stamp's write writes the same endpoint. */
+	addr[0] = BW_TCP_ONCE(s->addr[0]);
+	addr[1] = BW_TCP_ONCE(s->addr[1]);
+	port = BW_TCP_ONCE(s->port);
+	if (bw_tcp_stamp_holds(s, q.cgroup, bw_dc_gen_now(), addr, port))
+		return 0;
+	q.addr[0] = addr[0];
+	q.addr[1] = addr[1];
+	v6 = sk->__sk_common.skc_family == AF_INET6;
+	q.tag = BW_NC_TAG(port, BW_NOP_BIND, IPPROTO_TCP);
+	if (!bw_net_query(&q, BW_NOP_BIND, BW_OP_ACCEPT, IPPROTO_TCP, port, v6))
+		return -EPERM;
+	if (v6 && !addr[0] && !addr[1]) {
+		q.addr[1] = bpf_htonl(0xffff);
+		if (!bw_net_query(&q, BW_NOP_BIND, BW_OP_ACCEPT, IPPROTO_TCP, port, false))
+			return -EPERM;
+	}
+	bw_tcp_stamp_set(s, q.cgroup, q.gen, addr, port);
+	return 0;
 }
 
 /*

@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * TCP connections whose peer a governed process chose: connected by it
- * (socket_connect, or a TCP Fast Open sendto) or received by it with the
- * peer allowed (file_receive). No cgroup program sees a connection once it
- * is made, so the verdict of its connect would hold for as long as it
- * lives: across `attach --replace` or a daemon update to a profile that
- * denies its peer. Each such socket carries, in socket local storage, the
- * cgroup and the generation (bw_dc_gen) its peer was last allowed at; a
- * send or receive by a governed process whose cgroup or generation differs
- * decides the peer again (bpf/sock.bpf.c, bw_tcp_peer_check). Accepted
- * connections carry nothing: their peer is the client, which no connect
- * rule names.
+ * TCP connections whose peer a governed process chose, and TCP listeners
+ * it bound. No cgroup program sees a connection once it is made, or a
+ * connection a listener accepts, so the verdict of a connect or a bind
+ * would hold for as long as the socket lives: across `attach --replace` or
+ * a daemon update to a profile that denies it. MPTCP counts as TCP.
+ *
+ * Connections connected by a governed process (socket_connect, or a TCP
+ * Fast Open sendto) or received by it with the peer allowed (file_receive)
+ * are marked in bw_tcp_conns, whose stamp says the cgroup and the
+ * generation (bw_dc_gen) the peer was last allowed at; a send or receive
+ * by a governed process whose cgroup or generation differs decides the
+ * peer again (bpf/sock.bpf.c, bw_tcp_peer_check). Accepted connections
+ * carry nothing: their peer is a client, which no connect rule names.
+ *
+ * A socket bound by a governed process (socket_bind) keeps in bw_tcp_binds
+ * the endpoint it asked for, as the cgroup bind programs decided it (port
+ * 0 for one the kernel picks); accept(2) on it by a governed process
+ * decides that bind again unless its stamp holds (bpf/sock.bpf.c,
+ * bw_tcp_accept).
  *
  * The stamp names the peer it was decided for, so a socket disconnected
  * (connect to AF_UNSPEC) and connected to another is decided again whatever
@@ -29,7 +37,7 @@ struct bw_tcp_stamp {
 	__u64 seq;     /* odd while written */
 	__u64 cgroup;  /* 0: not decided since it was marked */
 	__u64 gen;     /* bw_dc_gen, read before the verdict */
-	__u64 addr[2]; /* the peer: IPv6 form, as struct bw_nc_query's */
+	__u64 addr[2]; /* the peer, or the bound endpoint: IPv6 form, as struct bw_nc_query's */
 	__u64 port;
 };
 _Static_assert(sizeof(struct bw_tcp_stamp) == 48, "bw_tcp_stamp size");
@@ -42,6 +50,15 @@ struct {
 	__type(value, struct bw_tcp_stamp);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_tcp_conns SEC(".maps");
+
+/* Listeners: the stamp's addr and port are the endpoint bind(2) asked for. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bw_tcp_stamp);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_tcp_binds SEC(".maps");
 
 #define BW_TCP_ONCE(x) (*(volatile typeof(x) *)&(x))
 

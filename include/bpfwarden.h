@@ -561,6 +561,7 @@ enum bw_op {
 	BW_OP_BIND,
 	BW_OP_SENDMSG,
 	BW_OP_RECVMSG, /* a receive on a TCP connection decided again (bpf/tcpconn.bpf.h) */
+	BW_OP_ACCEPT,  /* an accept on a TCP listener whose bind is decided again */
 	BW_OP_SOCKET,  /* creating a raw IP or a packet socket */
 	/*
 	 * Changes of the view (BW_NS_*): first those whose event names the mount
@@ -617,7 +618,7 @@ enum bw_op {
 static inline int bw_op_names_peer(unsigned op)
 {
 	return op == BW_OP_CONNECT || op == BW_OP_BIND || op == BW_OP_SENDMSG ||
-	       op == BW_OP_RECVMSG || op == BW_OP_RECEIVE_NET;
+	       op == BW_OP_RECVMSG || op == BW_OP_ACCEPT || op == BW_OP_RECEIVE_NET;
 }
 
 /* What an operation changes of the view (BW_NS_*), or -1 for any other operation. */

@@ -34,6 +34,7 @@ static const char *const op_names[BW_OP_MAX] = {
     [BW_OP_BIND] = "bind",
     [BW_OP_SENDMSG] = "sendmsg",
     [BW_OP_RECVMSG] = "recvmsg",
+    [BW_OP_ACCEPT] = "accept",
     [BW_OP_SOCKET] = "socket",
     [BW_OP_MOUNT] = "mount",
     [BW_OP_UMOUNT] = "umount",

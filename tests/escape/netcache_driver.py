@@ -18,8 +18,8 @@ starting with "#"):
     tconnect ADDR PORT [mptcp]
                         a TCP (or MPTCP) connection to ADDR:PORT, kept (numbered 1 up);
                         "# port N" gives its local port
-    tlisten ADDR PORT   a TCP listener; its connections are kept too, as they are accepted
-    taccept             one connection accepted from the listener, kept; "# conn K"
+    tlisten ADDR PORT   a TCP listener (numbered 1 up); its connections are kept too
+    taccept L           one connection accepted from listener L, kept; "# conn K"
     tsend K WAY         one byte on kept connection K, by WAY: send, write, sendmsg,
                         sendto (with the peer's address), sendfile or splice
     trecv K WAY         one byte from kept connection K, by WAY: recv, read, recvmsg or
@@ -195,7 +195,7 @@ def main():
     hammer = None
     kept = []
     conns = []
-    listener = None
+    listeners = []
     for line in sys.stdin:
         cmd = line.split()
         if not cmd:
@@ -227,14 +227,18 @@ def main():
             print("# port %d" % s.getsockname()[1])
             print(out)
         elif cmd[0] == "tlisten":
-            listener = socket.socket(socket.AF_INET6 if ":" in cmd[1] else socket.AF_INET)
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            out = attempt(lambda: (listener.bind((cmd[1], int(cmd[2]))), listener.listen(8)))
+            ls = socket.socket(socket.AF_INET6 if ":" in cmd[1] else socket.AF_INET)
+            ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if ls.family == socket.AF_INET6:
+                ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            out = attempt(lambda: (ls.bind((cmd[1], int(cmd[2]))), ls.listen(8)))
+            listeners.append(ls)
             print(out)
         elif cmd[0] == "taccept":
-            conns.append(listener.accept()[0])
-            print("# conn %d" % len(conns))
-            print("OK")
+            def accept():
+                conns.append(listeners[int(cmd[1]) - 1].accept()[0])
+                print("# conn %d" % len(conns))
+            print(attempt(accept))
         elif cmd[0] == "tsend":
             print(attempt(lambda: tcp_send(conns[int(cmd[1]) - 1], cmd[2])))
         elif cmd[0] == "trecv":

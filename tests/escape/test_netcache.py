@@ -441,22 +441,40 @@ def test_tcp_connection_after_the_profile_is_replaced():
     TCP_ZEROCOPY_RECEIVE asked); then `attach --replace` puts a profile in
     force that denies the peer: each way is refused with EPERM, nothing
     arrives, and each refusal has its deny event (op sendmsg or recvmsg)
-    naming the peer. Under the same profile a connection to a peer it still
-    allows, and one the sandbox accepted on a port it may bind (a client's,
-    which no connect rule names), keep working. On kernels where splice goes
-    through sendpage (bw_peer_splice loaded), a splice from the connection is
-    refused too. The control replaces the profile with a permissive one:
-    everything gets through. Needs BPF LSM (no cgroup program sees a
-    connection's traffic)."""
+    naming the peer. Listeners bound while allowed, on 127.0.0.1 and on [::]
+    (which takes IPv4 too: the new profile allows [::] and denies 0.0.0.0),
+    may not accept once their bind is denied (EPERM, op accept). Under the
+    same profile a connection to a peer it still allows, a listener whose
+    bind it still allows, and a connection the sandbox accepted before (a
+    client's, which no connect rule names) keep working. On kernels where
+    splice goes through sendpage (bw_peer_splice loaded), a splice from the
+    connection is refused too. The control replaces the profile with a
+    permissive one: everything gets through. Needs BPF LSM (no cgroup
+    program sees a connection's traffic)."""
     if not lsm_active():
         skip("a connection's sends and receives are decided by BPF LSM")
     recvs = TCP_RECVS + (("splice",) if os.path.exists("/sys/fs/bpf/bpfwarden/links/"
                                                          "bw_peer_splice") else ())
     rules = "default deny net\nallow net bind tcp 127.0.0.1:%d\n" % LISTEN_PORT
     allow = profile(OPEN + rules + "allow net connect tcp localhost:%d-%d\n"
-                    % (TCP_PORT, TCP_PORT + 1), name="allow")
-    forbid = profile(OPEN + rules + "allow net connect tcp localhost:%d\n" % (TCP_PORT + 1),
-                     name="forbid")
+                    "allow net bind tcp 127.0.0.1:%d\nallow net bind tcp *:%d\n"
+                    % (TCP_PORT, TCP_PORT + 1, LISTEN_PORT + 1, LISTEN_PORT + 2), name="allow")
+    forbid = profile(OPEN + rules + "allow net connect tcp localhost:%d\n"
+                     "allow net bind tcp [::]:%d\ndeny net bind tcp 0.0.0.0:%d\n"
+                     % (TCP_PORT + 1, LISTEN_PORT + 2, LISTEN_PORT + 2), name="forbid")
+    # Listeners (number, address, port, whether the forbidding profile allows the bind).
+    listeners = ((1, "127.0.0.1", LISTEN_PORT, True), (2, "127.0.0.1", LISTEN_PORT + 1, False),
+                 (3, "::", LISTEN_PORT + 2, False))
+    inbound = []
+
+    def accepts(sb):
+        """A connection from outside to each listener, accepted: {listener: answer}."""
+        outs = {}
+        for n, addr, port, _ in listeners:
+            c = socket.create_connection(("127.0.0.1", port), timeout=10)
+            inbound.append(c)
+            outs[n] = sb.ask("taccept %d" % n)[0]
+        return outs
     peers = TcpPeers([TCP_PORT, TCP_PORT + 1])
     try:
         for then in (forbid, profile(PERMISSIVE, name="permissive")):
@@ -464,8 +482,9 @@ def test_tcp_connection_after_the_profile_is_replaced():
             sb = Sandbox(allow, event_rate=1000)
             conns = []  # (conn number, address, the event's addr, port, client port)
             try:
-                check_eq(sb.ask("tlisten 127.0.0.1 %d" % LISTEN_PORT)[0], "OK",
-                         "the sandbox's listener under the allowing profile")
+                for n, addr, port, _ in listeners:
+                    check_eq(sb.ask("tlisten %s %d" % (addr, port))[0], "OK",
+                             "the sandbox's listener %d under the allowing profile" % n)
                 for port in (TCP_PORT, TCP_PORT + 1):
                     for addr, extra, to in TCP_PEERS:
                         out, notes = sb.ask("tconnect %s %d%s" % (addr, port, extra))
@@ -473,9 +492,13 @@ def test_tcp_connection_after_the_profile_is_replaced():
                                  % (extra, addr, port))
                         conns.append((len(conns) + 1, addr + extra, to, port,
                                       int(notes[0].split()[1])))
-                inbound = socket.create_connection(("127.0.0.1", LISTEN_PORT), timeout=10)
-                inbound.sendall(b"i" * 16)
-                out, notes = sb.ask("taccept")
+                # Numbered after the connections: the driver counts accepted ones with them.
+                check_eq(accepts(sb), {n: "OK" for n, _, _, _ in listeners},
+                         "accepts under the allowing profile")
+                c = socket.create_connection(("127.0.0.1", LISTEN_PORT), timeout=10)
+                inbound.append(c)
+                c.sendall(b"i" * 16)
+                out, notes = sb.ask("taccept 1")
                 conns.append((int(notes[0].split()[1]), "accepted", None, LISTEN_PORT, None))
 
                 def ways(k):
@@ -494,6 +517,17 @@ def test_tcp_connection_after_the_profile_is_replaced():
                         wait_for(lambda: peers.sent_by(client) == len(TCP_SENDS), timeout=10,
                                  what="the bytes of connection %d at its peer" % k)
                 sb.replace(then)
+                outs = accepts(sb)
+                if then != forbid:
+                    if outs != {n: "OK" for n, _, _, _ in listeners}:
+                        raise ControlBroken("accepts after the replace, the control: %r" % outs)
+                else:
+                    if any(outs[n] == "OK" for n, _, _, kept in listeners if not kept):
+                        raise RouteOpen("accepts on listeners whose bind the new profile "
+                                        "denies: %r" % outs)
+                    check_eq(outs, {n: "OK" if kept else "ERR EPERM"
+                                    for n, _, _, kept in listeners},
+                             "accepts after the replace")
                 for k, what, _, port, client in conns:
                     outs = ways(k)
                     desc = "connection %d (%s:%d) after the replace" % (k, what, port)
@@ -507,7 +541,6 @@ def test_tcp_connection_after_the_profile_is_replaced():
                         raise RouteOpen("%s: %d bytes arrived in all; the ways said %r"
                                         % (desc, peers.sent_by(client), outs))
                     check_eq(outs, {w: "ERR EPERM" for w in everything}, desc)
-                inbound.close()
                 found = denials(events(sb.current_log))
                 if then != forbid:
                     check_eq(found, [], "deny events of the control")
@@ -516,6 +549,8 @@ def test_tcp_connection_after_the_profile_is_replaced():
                 for _, _, to in TCP_PEERS:
                     want[("sendmsg", "tcp", to, TCP_PORT)] += len(TCP_SENDS)
                     want[("recvmsg", "tcp", to, TCP_PORT)] += len(recvs) + 1
+                want[("accept", "tcp", "127.0.0.1", LISTEN_PORT + 1)] = 1
+                want[("accept", "tcp", "0.0.0.0", LISTEN_PORT + 2)] = 1
 
                 def named():
                     return collections.Counter(
@@ -529,6 +564,9 @@ def test_tcp_connection_after_the_profile_is_replaced():
                 check_eq(dict(named()), dict(want), "deny events (op, proto, addr, port)")
             finally:
                 sb.close()
+                for c in inbound:
+                    c.close()
+                inbound.clear()
     finally:
         peers.close()
 

@@ -118,10 +118,11 @@ void bw_learn_event(void *ctx, const struct bw_event *ev, const char *path, cons
 	case BW_OP_BIND:
 	case BW_OP_SENDMSG:
 	case BW_OP_RECVMSG: /* a connection's peer decided again: allowed as a connect */
+	case BW_OP_ACCEPT:  /* a listener's bind decided again: allowed as a bind */
 	case BW_OP_SOCKET:
 	case BW_OP_RECEIVE_NET: /* a socket received: allowed as a connect to its peer */
 		l.cat = BW_CAT_NET;
-		l.net_op = ev->op == BW_OP_BIND ? BW_NET_BIND
+		l.net_op = ev->op == BW_OP_BIND || ev->op == BW_OP_ACCEPT ? BW_NET_BIND
 			   : ev->op == BW_OP_SOCKET || ev->op == BW_OP_RECEIVE_SOCKET
 			       ? BW_NET_RAW
 			       : BW_NET_CONNECT;
