@@ -18,6 +18,11 @@
  *                    127.0.0.1:PORT, accept, close both
  *   udp PORT         sendto of 64 bytes to a socket of this process bound
  *                    to 127.0.0.1:PORT, and recv of them
+ *   tcp PORT         64 bytes each way on one TCP connection to a listener
+ *                    of this process on 127.0.0.1:PORT, made before the
+ *                    loop: send and recv on the connecting side (the side
+ *                    a connect rule governs), send and recv on the accepted
+ *                    one
  *
  * An iteration whose call does not end as expected stops the loop with a
  * message and exit status 1: a benchmark of refused calls would otherwise
@@ -87,19 +92,27 @@ int main(int argc, char **argv)
 	if (argc != 4 || (n = strtol(argv[3], NULL, 10)) <= 0) {
 		fprintf(
 		    stderr,
-		    "usage: sysloop stat|open|distinct|exec|refused|denied|accepted|udp ARG N\n");
+		    "usage: sysloop stat|open|distinct|exec|refused|denied|accepted|udp|tcp ARG N\n");
 		return 2;
 	}
 	mode = argv[1];
 	arg = argv[2];
 	a = loopback(arg);
-	if (!strcmp(mode, "accepted")) {
+	if (!strcmp(mode, "accepted") || !strcmp(mode, "tcp")) {
 		int one = 1;
 
 		lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (lsn < 0 || setsockopt(lsn, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 		    bind(lsn, (struct sockaddr *)&a, sizeof(a)) || listen(lsn, 16))
 			return fail("listen", -1);
+		if (mode[0] == 't') {
+			snd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (snd < 0 || connect(snd, (struct sockaddr *)&a, sizeof(a)))
+				return fail("connect", -1);
+			rcv = accept4(lsn, NULL, NULL, SOCK_CLOEXEC);
+			if (rcv < 0)
+				return fail("accept", -1);
+		}
 	} else if (!strcmp(mode, "udp")) {
 		rcv = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		snd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -161,6 +174,16 @@ int main(int argc, char **argv)
 				return fail("accept", i);
 			close(s);
 			close(c);
+		} else if (!strcmp(mode, "tcp")) {
+			/* 64 bytes on loopback arrive whole: one recv each. */
+			if (send(snd, buf, sizeof(buf), 0) != sizeof(buf))
+				return fail("send", i);
+			if (recv(rcv, buf, sizeof(buf), MSG_WAITALL) != sizeof(buf))
+				return fail("recv", i);
+			if (send(rcv, buf, sizeof(buf), 0) != sizeof(buf))
+				return fail("send back", i);
+			if (recv(snd, buf, sizeof(buf), MSG_WAITALL) != sizeof(buf))
+				return fail("recv back", i);
 		} else {
 			if (sendto(snd, buf, sizeof(buf), 0, (struct sockaddr *)&a, sizeof(a)) !=
 			    sizeof(buf))

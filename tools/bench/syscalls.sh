@@ -12,12 +12,15 @@
 #   tools/bench/syscalls.sh [--kernel 6.1|6.12] [--iterations N] [--timeout S]
 #
 # N is the stat loop's count; the others run fewer (exec N/100, connects
-# and UDP N/5, accepted connects N/10). Workloads (tests/helpers/sysloop.c,
+# UDP and TCP N/5, accepted connects N/10). Workloads (tests/helpers/sysloop.c,
 # static, run from the guest's tmpfs): stat of /tmp/f2; fork + exec of a
 # static program that exits at once + wait; connect to 127.0.0.1:9, where
 # nothing listens; connect to 127.0.0.1:10, which the profile denies (EPERM;
 # where nothing governs, refused by the peer as port 9 is); connect, accept
-# and close on 127.0.0.1:9100; sendto and recv of 64 bytes on 127.0.0.1:9101.
+# and close on 127.0.0.1:9100; sendto and recv of 64 bytes on 127.0.0.1:9101;
+# 64 bytes each way on one TCP connection to 127.0.0.1:9102 (send and recv
+# on both ends: the connecting end's peer is decided again after a policy
+# change, bpf/tcpconn.bpf.h).
 #
 # Configurations, each in a fresh child cgroup: no agent; the floor;
 # programs loaded, process not governed; governed (enforce), the calls
@@ -54,10 +57,12 @@ deny net connect tcp 127.0.0.1:10
 allow net bind tcp 127.0.0.1:9100
 allow net bind udp 127.0.0.1:9101
 allow net connect udp 127.0.0.1:9101
+allow net connect tcp 127.0.0.1:9102
+allow net bind tcp 127.0.0.1:9102
 PROFILE
 printf 'profile bench\ndefault deny\n' >$dir/plearn.profile
 
-workloads="stat exec refused denied accepted udp"
+workloads="stat exec refused denied accepted udp tcp"
 # args WORKLOAD CONFIG: sysloop's mode, argument and count.
 args() {
 	case $1 in
@@ -67,6 +72,7 @@ args() {
 	denied) [ "$2" = gov ] && echo denied 10 $((iters / 5)) || echo refused 10 $((iters / 5)) ;;
 	accepted) echo accepted 9100 $((iters / 10)) ;;
 	udp) echo udp 9101 $((iters / 5)) ;;
+	tcp) echo tcp 9102 $((iters / 5)) ;;
 	esac
 }
 
@@ -160,6 +166,7 @@ declare -A label=(
 	[denied]="connect, denied by the profile"
 	[accepted]="connect+accept"
 	[udp]="UDP sendto+recv"
+	[tcp]="TCP 64 bytes each way"
 )
 configs="base floor ungov gov audit learn again"
 echo "calls beside open(), kernel $(uname -r), $(sed -n 's/^floor: //p' $dir/floor.out) for the floor," \
