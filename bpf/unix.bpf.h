@@ -400,16 +400,20 @@ static __always_inline int bw_unix_decide_peer(struct bw_unix_key *u, __u64 cgid
 	struct bw_unix_denial d = {};
 	struct bw_policy *pol;
 	__u32 len = 0;
+	bool denied;
 
 	if (bw_unix_peer_name(u, peer, &len))
 		return 0;
 	pol = bw_policy_of(cg);
 	if (!pol)
 		return -EPERM;
-	if (!bw_unix_denied(u, cg, pol, BW_NOP_CONNECT, len, false, &d) &&
-	    !(dentry && bw_unix_pin_denied(cg, dentry, &d)) &&
-	    !(!bw_unix_bound_path(u, peer, &len) &&
-	      bw_unix_denied(u, cg, pol, BW_NOP_CONNECT, len, true, &d))) {
+	denied = bw_unix_denied(u, cg, pol, BW_NOP_CONNECT, len, false, &d);
+	if (!denied && dentry)
+		denied = bw_unix_pin_denied(cg, dentry, &d);
+	/* The bound path replaces the name in u (and len): the event names it. */
+	if (!denied && !bw_unix_bound_path(u, peer, &len))
+		denied = bw_unix_denied(u, cg, pol, BW_NOP_CONNECT, len, true, &d);
+	if (!denied) {
 		bw_opstat(cg->policy, evop, cg->mode, 1);
 		return 0;
 	}
