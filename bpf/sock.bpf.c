@@ -390,9 +390,10 @@ static __always_inline __u16 bw_peer_of(struct sock *sk, struct bw_nc_query *q, 
  * governed. Each such datagram is decided here by the socket's peer, as an
  * unconnected one to the same endpoint would be, through this object's
  * network verdict cache, which a policy change invalidates (a repeat is one
- * table lookup).
+ * table lookup); so is each receive, which only the peer can have sent
+ * (evop: sendmsg or recvmsg).
  */
-static __always_inline int bw_udp_peer_check(struct sock *sk)
+static __always_inline int bw_udp_peer_check(struct sock *sk, __u8 evop)
 {
 	struct bw_nc_query q;
 	__u16 protocol, port;
@@ -409,7 +410,7 @@ static __always_inline int bw_udp_peer_check(struct sock *sk)
 		return 0;
 	port = bw_peer_of(sk, &q, &v6);
 	q.tag = BW_NC_TAG(port, BW_NOP_CONNECT, IPPROTO_UDP);
-	return bw_net_query(&q, BW_NOP_SENDMSG, BW_OP_SENDMSG, IPPROTO_UDP, port, v6) ? 0 : -EPERM;
+	return bw_net_query(&q, BW_NOP_SENDMSG, evop, IPPROTO_UDP, port, v6) ? 0 : -EPERM;
 }
 
 /*
@@ -475,10 +476,13 @@ int BPF_PROG(bw_peer_send, struct socket *sock, struct msghdr *msg, int size, in
 	}
 	if (name && BPF_CORE_READ(name, sa_family) != AF_UNSPEC)
 		return 0;
-	return bw_udp_peer_check(sk);
+	return bw_udp_peer_check(sk, BW_OP_SENDMSG);
 }
 
-/* recvmsg, recvfrom, recvmmsg, read and io_uring receives on a marked TCP connection. */
+/*
+ * recvmsg, recvfrom, recvmmsg, read and io_uring receives on a marked TCP
+ * connection or a connected UDP socket.
+ */
 SEC("lsm/socket_recvmsg")
 int BPF_PROG(bw_peer_recv, struct socket *sock, struct msghdr *msg, int size, int flags, int ret)
 {
@@ -487,9 +491,11 @@ int BPF_PROG(bw_peer_recv, struct socket *sock, struct msghdr *msg, int size, in
 	if (ret)
 		return ret;
 	sk = sock->sk;
-	if (!sk || !bw_tcp_sock(sk->sk_protocol))
+	if (!sk)
 		return 0;
-	return bw_tcp_peer_check(sk, BW_OP_RECVMSG);
+	if (bw_tcp_sock(sk->sk_protocol))
+		return bw_tcp_peer_check(sk, BW_OP_RECVMSG);
+	return bw_udp_peer_check(sk, BW_OP_RECVMSG);
 }
 
 /* TCP_ZEROCOPY_RECEIVE maps received pages without recvmsg. */
@@ -535,5 +541,5 @@ int BPF_PROG(bw_peer_splice, struct file *file, int mask, int ret)
 		return bw_tcp_peer_check(sk, mask & MAY_WRITE ? BW_OP_SENDMSG : BW_OP_RECVMSG);
 	if (!(mask & MAY_WRITE))
 		return 0;
-	return bw_udp_peer_check(sk);
+	return bw_udp_peer_check(sk, BW_OP_SENDMSG);
 }

@@ -15,6 +15,8 @@ starting with "#"):
     uconnect ADDR PORT  a UDP socket connected to ADDR:PORT, kept (the next is numbered 1 up)
     usend K WAY         one datagram on kept socket K, by WAY: send, write, sendmsg (no
                         address), sendmmsg (no address), sendfile or splice
+    urecv K WAY         one byte of a datagram on kept socket K, by WAY: recv, read or
+                        recvmsg (one waiting, or the call fails: EAGAIN)
     tconnect ADDR PORT [mptcp]
                         a TCP (or MPTCP) connection to ADDR:PORT, kept (numbered 1 up);
                         "# port N" gives its local port
@@ -218,6 +220,10 @@ def main():
             print(out)
         elif cmd[0] == "usend":
             print(attempt(lambda: udp_send(kept[int(cmd[1]) - 1], cmd[2])))
+        elif cmd[0] == "urecv":
+            s = kept[int(cmd[1]) - 1]
+            s.setblocking(False)
+            print(attempt(lambda: tcp_recv(s, cmd[2])))
         elif cmd[0] == "tconnect":
             fam = socket.AF_INET6 if ":" in cmd[1] else socket.AF_INET
             s = socket.socket(fam, socket.SOCK_STREAM,

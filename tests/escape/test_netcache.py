@@ -283,18 +283,21 @@ class Receivers:
             s.setblocking(False)
             self.socks[addr] = s
 
-    def drain(self):
-        """{address: datagrams received since the last drain}."""
+    def drain(self, replies=0):
+        """{address: datagrams received since the last drain}; each answered
+        with `replies` datagrams to its sender."""
         time.sleep(0.2)
         got = {}
         for addr, s in self.socks.items():
             got[addr] = 0
             while True:
                 try:
-                    s.recv(64)
+                    _, sender = s.recvfrom(64)
                     got[addr] += 1
                 except BlockingIOError:
                     break
+                for _ in range(replies):
+                    s.sendto(b"r", sender)
         return got
 
     def close(self):
@@ -309,17 +312,20 @@ CONNECTED = (("127.0.0.1", "127.0.0.1"), ("::1", "::1"), ("::ffff:127.0.0.1", "1
 # Every way a datagram leaves a connected socket without an address; on
 # kernels before 6.5 sendfile and splice go through UDP's sendpage.
 WAYS = ("send", "write", "sendmsg", "sendmmsg", "sendfile", "splice")
+# And the ways one from its peer is read.
+RECV_WAYS = ("recv", "read", "recvmsg")
 
 
 def test_connected_udp_after_the_profile_is_replaced():
     """UDP sockets connected while the profile allowed their peer (IPv4,
     IPv6, IPv4-mapped) send by every way without an address (send, write,
-    sendmsg, sendmmsg, sendfile, splice); then `attach --replace` puts a
-    profile in force that denies the peer: each way is refused with EPERM,
-    nothing arrives, and one deny event (op sendmsg) names the peer per
-    refusal. The control replaces the profile with a permissive one: every
-    datagram arrives. Needs BPF LSM (no cgroup program sees these
-    datagrams)."""
+    sendmsg, sendmmsg, sendfile, splice) and read the peer's answers (recv,
+    read, recvmsg); then `attach --replace` puts a profile in force that
+    denies the peer: each way is refused with EPERM, nothing arrives, the
+    answers still waiting are not read, and one deny event (op sendmsg or
+    recvmsg) names the peer per refusal. The control replaces the profile
+    with a permissive one: every datagram arrives, every answer is read.
+    Needs BPF LSM (no cgroup program sees these datagrams)."""
     if not lsm_active():
         skip("connected datagrams are decided by BPF LSM (socket_sendmsg)")
     allow = profile(OPEN + "default deny net\nallow net connect udp localhost:%d\n" % UDP_PORT,
@@ -329,7 +335,7 @@ def test_connected_udp_after_the_profile_is_replaced():
     rx = Receivers(UDP_PORT)
     try:
         for then in (forbid, profile(PERMISSIVE, name="permissive")):
-            sb = Sandbox(allow)
+            sb = Sandbox(allow, event_rate=1000)
             try:
                 for addr, _ in CONNECTED:
                     check_eq(sb.ask("uconnect %s %d" % (addr, UDP_PORT))[0], "OK",
@@ -338,31 +344,40 @@ def test_connected_udp_after_the_profile_is_replaced():
                     for way in WAYS:
                         check_eq(sb.ask("usend %d %s" % (k, way))[0], "OK",
                                  "%s to %s under the allowing profile" % (way, addr))
-                    check_eq(rx.drain()[to], len(WAYS), "datagrams from the socket connected "
-                             "to %s that arrived under the allowing profile" % addr)
+                    # Answers enough for each way to read one now and one after the replace.
+                    check_eq(rx.drain(replies=1)[to], len(WAYS), "datagrams from the socket "
+                             "connected to %s that arrived under the allowing profile" % addr)
+                    for way in RECV_WAYS:
+                        check_eq(sb.ask("urecv %d %s" % (k, way))[0], "OK",
+                                 "%s of an answer from %s under the allowing profile"
+                                 % (way, addr))
                 sb.replace(then)
                 for k, (addr, to) in enumerate(CONNECTED, 1):
                     outs = {way: sb.ask("usend %d %s" % (k, way))[0] for way in WAYS}
+                    outs.update({"r-" + way: sb.ask("urecv %d %s" % (k, way))[0]
+                                 for way in RECV_WAYS})
                     arrived = rx.drain()[to]
                     what = "datagrams on the socket connected to %s after the replace" % addr
+                    every = WAYS + tuple("r-" + w for w in RECV_WAYS)
                     if then != forbid:
-                        if outs != {w: "OK" for w in WAYS} or arrived != len(WAYS):
+                        if outs != {w: "OK" for w in every} or arrived != len(WAYS):
                             raise ControlBroken("%s, the control: %r, %d arrived"
                                                 % (what, outs, arrived))
                         continue
                     if arrived or "OK" in outs.values():
-                        raise RouteOpen("%s: %d arrived; the sends said %r" % (what, arrived, outs))
-                    check_eq(outs, {w: "ERR EPERM" for w in WAYS}, what)
+                        raise RouteOpen("%s: %d arrived; the calls said %r" % (what, arrived, outs))
+                    check_eq(outs, {w: "ERR EPERM" for w in every}, what)
                 if then == forbid:
-                    def named(to):
+                    def named(op, to):
                         return [e for e in denials(events(sb.current_log))
-                                if e.get("op") == "sendmsg" and e.get("addr") == to and
-                                e.get("port") == UDP_PORT]
-                    for to in ("127.0.0.1", "::1"):
-                        n = len(WAYS) * sum(1 for _, t in CONNECTED if t == to)
-                        wait_for(lambda: len(named(to)) >= n, timeout=30,
-                                 what="the deny events naming %s" % to)
-                        check_eq(len(named(to)), n, "deny events naming %s" % to)
+                                if e.get("op") == op and e.get("addr") == to and
+                                e.get("port") == UDP_PORT and e.get("proto") == "udp"]
+                    for op, ways in (("sendmsg", WAYS), ("recvmsg", RECV_WAYS)):
+                        for to in ("127.0.0.1", "::1"):
+                            n = len(ways) * sum(1 for _, t in CONNECTED if t == to)
+                            wait_for(lambda: len(named(op, to)) >= n, timeout=30,
+                                     what="the %s deny events naming %s" % (op, to))
+                            check_eq(len(named(op, to)), n, "%s deny events naming %s" % (op, to))
                 else:
                     check_eq(denials(events(sb.current_log)), [], "deny events of the control")
             finally:
