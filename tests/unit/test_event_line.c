@@ -160,6 +160,15 @@ static const struct example {
     /* An IPv6 socket sending to an IPv4-mapped address: shown as the IPv4 address it reaches. */
     {"sendmsg, IPv4-mapped IPv6", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_SENDMSG, 0, 0, 0, 333,
      .net = {MAPPED_10_0_0_5, 53, BW_FAM_IPV6, IPPROTO_UDP}},
+    /*
+     * After a swap to a profile that denies binding 0.0.0.0:8080, accept on a
+     * listener bound to [::]:8080 while allowed (it takes IPv4 too).
+     */
+    {"accept, a bind decided again", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_ACCEPT, 0, 0, 0, 341,
+     .net = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 0},
+	     8080,
+	     BW_FAM_IPV6,
+	     IPPROTO_TCP}},
     {"unix, a path", BW_EV_DENY, BW_MODE_ENFORCE, BW_OP_CONNECT, 0, BW_EVF_UNIX, 0, 370,
      .path = "/run/dbus/system_bus_socket"},
     /* In a chroot of /srv/jail: the socket by the name the sandbox used, and as the agent sees it.
