@@ -368,15 +368,15 @@ int BPF_PROG(bw_sock_connect, struct socket *sock, struct sockaddr *address, int
 /* sk's peer into q->addr (IPv6 form, IPv4 mapped); its port, 0 if it has none. */
 static __always_inline __u16 bw_peer_of(struct sock *sk, struct bw_nc_query *q, bool *v6)
 {
-	__u16 port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	/* Plain loads through the hooks' typed pointer: every send and receive may come here. */
+	__u16 port = bpf_ntohs(sk->__sk_common.skc_dport);
 
-	*v6 = BPF_CORE_READ(sk, __sk_common.skc_family) == AF_INET6;
+	*v6 = sk->__sk_common.skc_family == AF_INET6;
 	if (*v6) {
 		BPF_CORE_READ_INTO(&q->addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
 	} else {
 		q->addr[0] = 0;
-		q->addr[1] = bpf_htonl(0xffff) | (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr)
-						     << 32;
+		q->addr[1] = bpf_htonl(0xffff) | (__u64)sk->__sk_common.skc_daddr << 32;
 	}
 	return port;
 }
@@ -399,11 +399,11 @@ static __always_inline int bw_udp_peer_check(struct sock *sk, __u8 evop)
 	__u16 protocol, port;
 	bool v6;
 
-	protocol = BPF_CORE_READ(sk, sk_protocol);
+	protocol = sk->sk_protocol;
 	if (protocol != IPPROTO_UDP && protocol != IPPROTO_UDPLITE)
 		return 0;
 	/* Not connected: the kernel refuses a datagram without an address. */
-	if (BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_ESTABLISHED)
+	if (sk->__sk_common.skc_state != TCP_ESTABLISHED)
 		return 0;
 	q.cgroup = bw_current_cgroup();
 	if (!bw_may_govern(q.cgroup))
@@ -474,7 +474,12 @@ int BPF_PROG(bw_peer_send, struct socket *sock, struct msghdr *msg, int size, in
 			bw_tcp_mark(sk);
 		return bw_tcp_peer_check(sk, BW_OP_SENDMSG);
 	}
-	if (name && BPF_CORE_READ(name, sa_family) != AF_UNSPEC)
+	/*
+	 * The address's family is read last (a helper call): an unconnected
+	 * socket's datagrams are the cgroup programs' whatever it says.
+	 */
+	if (sk->__sk_common.skc_state != TCP_ESTABLISHED ||
+	    (name && BPF_CORE_READ(name, sa_family) != AF_UNSPEC))
 		return 0;
 	return bw_udp_peer_check(sk, BW_OP_SENDMSG);
 }
