@@ -11,7 +11,7 @@
 #
 #   tools/bench/syscalls.sh [--kernel 6.1|6.12] [--iterations N] [--timeout S]
 #
-# N is the stat loop's count; the others run fewer (exec N/100, connects
+# N is the stat loop's count; the others run fewer (exec N/100, connects,
 # UDP and TCP N/5, accepted connects N/10). Workloads (tests/helpers/sysloop.c,
 # static, run from the guest's tmpfs): stat of /tmp/f2; fork + exec of a
 # static program that exits at once + wait; connect to 127.0.0.1:9, where
