@@ -180,35 +180,53 @@ int BPF_PROG(bw_unix_send, struct socket *sock, struct socket *other, int ret)
 }
 
 /*
+ * The IPv4 or IPv6 endpoint of a bind or connect into a (IPv6 form, an
+ * IPv4 address mapped, network order) and *port (host order); false for
+ * any other family or a short address, which the kernel refuses (or, for
+ * a connect to AF_UNSPEC, takes as a disconnect).
+ */
+static __always_inline bool bw_sockaddr_endpoint(struct sockaddr *address, int addrlen, __u32 a[4],
+						 __u16 *port)
+{
+	__u16 family = BPF_CORE_READ(address, sa_family);
+
+	if (family == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
+		struct sockaddr_in *sin = (void *)address;
+
+		a[0] = a[1] = 0;
+		a[2] = bpf_htonl(0xffff);
+		a[3] = BPF_CORE_READ(sin, sin_addr.s_addr);
+		*port = bpf_ntohs(BPF_CORE_READ(sin, sin_port));
+		return true;
+	}
+	if (family == AF_INET6 && addrlen >= (int)sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 *sin6 = (void *)address;
+
+		bpf_probe_read_kernel(a, 16, &sin6->sin6_addr);
+		*port = bpf_ntohs(BPF_CORE_READ(sin6, sin6_port));
+		return true;
+	}
+	return false;
+}
+
+/*
  * The endpoint a governed process binds a TCP socket to, kept for accept
  * (bpf/tcpconn.bpf.h): in IPv6 form, an IPv4 one mapped, as the cgroup
  * bind programs decide it.
  */
 static __always_inline void bw_tcp_bound(struct sock *sk, struct sockaddr *address, int addrlen)
 {
-	__u16 family = BPF_CORE_READ(address, sa_family);
 	struct bw_tcp_stamp *s;
-	__u64 addr[2] = {};
+	__u64 addr[2];
 	__u16 port;
 
-	if (family == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
-		struct sockaddr_in *sin = (void *)address;
-
-		addr[1] = bpf_htonl(0xffff) | (__u64)BPF_CORE_READ(sin, sin_addr.s_addr) << 32;
-		port = BPF_CORE_READ(sin, sin_port);
-	} else if (family == AF_INET6 && addrlen >= (int)sizeof(struct sockaddr_in6)) {
-		struct sockaddr_in6 *sin6 = (void *)address;
-
-		bpf_probe_read_kernel(addr, 16, &sin6->sin6_addr);
-		port = BPF_CORE_READ(sin6, sin6_port);
-	} else {
-		return; /* the kernel refuses it */
-	}
+	if (!bw_sockaddr_endpoint(address, addrlen, (__u32 *)addr, &port))
+		return;
 	if (!bw_may_govern(bw_current_cgroup()))
 		return;
 	s = bpf_sk_storage_get(&bw_tcp_binds, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (s)
-		bw_tcp_stamp_set(s, 0, 0, addr, bpf_ntohs(port));
+		bw_tcp_stamp_set(s, 0, 0, addr, port);
 }
 
 SEC("lsm/socket_bind")
@@ -311,7 +329,7 @@ int BPF_PROG(bw_sock_connect, struct socket *sock, struct sockaddr *address, int
 	union bw_cgroup_copy cg_copy;
 	struct bw_policy *pol;
 	__u32 *a = (__u32 *)k.addr;
-	__u16 port, rule, family;
+	__u16 port, rule;
 	void *rules;
 	__u64 cgid;
 	bool host;
@@ -336,22 +354,8 @@ int BPF_PROG(bw_sock_connect, struct socket *sock, struct sockaddr *address, int
 	rules = bw_trie_of(&bw_net_rules, cg->policy);
 	if (!pol || !rules)
 		return -EPERM;
-	family = BPF_CORE_READ(address, sa_family);
-	if (family == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
-		struct sockaddr_in *sin = (void *)address;
-
-		a[2] = bpf_htonl(0xffff);
-		a[3] = BPF_CORE_READ(sin, sin_addr.s_addr);
-		port = BPF_CORE_READ(sin, sin_port);
-	} else if (family == AF_INET6 && addrlen >= (int)sizeof(struct sockaddr_in6)) {
-		struct sockaddr_in6 *sin6 = (void *)address;
-
-		bpf_probe_read_kernel(a, 16, &sin6->sin6_addr);
-		port = BPF_CORE_READ(sin6, sin6_port);
-	} else {
-		return 0; /* AF_UNSPEC: a disconnect */
-	}
-	port = bpf_ntohs(port);
+	if (!bw_sockaddr_endpoint(address, addrlen, a, &port))
+		return 0;
 	if (bw_net_verdict(pol, cg->policy, rules, &k, BW_NOP_CONNECT, IPPROTO_UDP, port, &rule,
 			   &host) != BW_V_DENY) {
 		bw_opstat(cg->policy, BW_OP_CONNECT, cg->mode, 1);
