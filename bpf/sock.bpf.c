@@ -268,11 +268,11 @@ int BPF_PROG(bw_tcp_accept, struct socket *sock, struct socket *newsock, int ret
 	sk = sock->sk;
 	if (!sk || !bw_tcp_sock(sk->sk_protocol))
 		return 0;
-	s = bpf_sk_storage_get(&bw_tcp_binds, sk, 0, 0);
-	if (!s)
-		return 0;
 	q.cgroup = bw_current_cgroup();
 	if (!bw_may_govern(q.cgroup))
+		return 0;
+	s = bpf_sk_storage_get(&bw_tcp_binds, sk, 0, 0);
+	if (!s)
 		return 0;
 	/* Written once, at bind: a stamp's write writes the same endpoint. */
 	addr[0] = BW_TCP_ONCE(s->addr[0]);
@@ -423,8 +423,9 @@ static __always_inline int bw_udp_peer_check(struct sock *sk, __u8 evop)
  * connect, unless its stamp says this cgroup had it allowed at this
  * generation (a repeat is a storage lookup and a compare; after a policy
  * change, one network verdict cache lookup). Refused: EPERM, an event (op
- * evop: sendmsg or recvmsg) naming the peer. Other sockets cost a storage
- * lookup that finds nothing.
+ * evop: sendmsg or recvmsg) naming the peer. A process outside every
+ * sandbox pays the cgroup's bit test; other sockets of a governed one a
+ * storage lookup that finds nothing.
  */
 static __always_inline int bw_tcp_peer_check(struct sock *sk, __u8 evop)
 {
@@ -433,11 +434,12 @@ static __always_inline int bw_tcp_peer_check(struct sock *sk, __u8 evop)
 	__u16 port;
 	bool v6;
 
-	s = bpf_sk_storage_get(&bw_tcp_conns, sk, 0, 0);
-	if (!s)
-		return 0;
+	/* The bit test first: a process outside every sandbox makes no helper call. */
 	q.cgroup = bw_current_cgroup();
 	if (!bw_may_govern(q.cgroup))
+		return 0;
+	s = bpf_sk_storage_get(&bw_tcp_conns, sk, 0, 0);
+	if (!s)
 		return 0;
 	port = bw_peer_of(sk, &q, &v6);
 	if (!port) /* not connected */
