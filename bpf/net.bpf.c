@@ -53,16 +53,9 @@ static __always_inline int bw_net_check(struct bpf_sock_addr *ctx, __u8 op, bool
 	       : op == BW_NOP_SENDMSG ? BW_OP_SENDMSG
 				      : BW_OP_CONNECT;
 	q.tag = BW_NC_TAG(port, op == BW_NOP_BIND ? BW_NOP_BIND : BW_NOP_CONNECT, proto);
-	if (!bw_net_query(&q, op, evop, proto, port, v6))
-		return 0;
-	/*
-	 * A bind to [::] accepts IPv4 connections too (unless IPV6_V6ONLY,
-	 * which this program cannot see): it is also decided as 0.0.0.0.
-	 */
-	if (op != BW_NOP_BIND || !v6 || q.addr[0] || q.addr[1])
-		return 1;
-	q.addr[1] = bpf_htonl(0xffff);
-	return bw_net_query(&q, op, evop, proto, port, false);
+	if (op == BW_NOP_BIND)
+		return bw_bind_query(&q, evop, proto, port, v6);
+	return bw_net_query(&q, op, evop, proto, port, v6);
 }
 
 /* Thin entry points: one per hook and address family. */

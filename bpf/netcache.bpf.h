@@ -190,4 +190,27 @@ static __always_inline int bw_net_query(struct bw_nc_query *q, __u8 op, __u8 evo
 	return bw_net_decide(q, op, evop, proto, port, v6);
 }
 
+/*
+ * A bind's verdict (q's tag says BW_NOP_BIND): a bind to [::] accepts IPv4
+ * connections too (unless IPV6_V6ONLY, which no program here can see), so
+ * it is decided as 0.0.0.0 as well. q->gen is left as the first query read
+ * it: before either verdict.
+ */
+static __always_inline int bw_bind_query(struct bw_nc_query *q, __u8 evop, __u8 proto, __u16 port,
+					 bool v6)
+{
+	__u64 gen;
+	int ok;
+
+	if (!bw_net_query(q, BW_NOP_BIND, evop, proto, port, v6))
+		return 0;
+	if (!v6 || q->addr[0] || q->addr[1])
+		return 1;
+	gen = q->gen;
+	q->addr[1] = bpf_htonl(0xffff);
+	ok = bw_net_query(q, BW_NOP_BIND, evop, proto, port, false);
+	q->gen = gen;
+	return ok;
+}
+
 #endif /* BW_NETCACHE_BPF_H */

@@ -249,7 +249,7 @@ int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int 
 /*
  * accept(2), accept4(2) and io_uring's accept on a listener a governed
  * process bound: its bind is decided again after a policy change, as the
- * bind programs decided it (bpf/net.bpf.c: a bind to [::] also as
+ * bind programs decided it (bw_bind_query: a bind to [::] also as
  * 0.0.0.0). Refused: EPERM (the connection stays in the queue), an event
  * of op accept naming the endpoint.
  */
@@ -284,13 +284,8 @@ int BPF_PROG(bw_tcp_accept, struct socket *sock, struct socket *newsock, int ret
 	q.addr[1] = addr[1];
 	v6 = sk->__sk_common.skc_family == AF_INET6;
 	q.tag = BW_NC_TAG(port, BW_NOP_BIND, IPPROTO_TCP);
-	if (!bw_net_query(&q, BW_NOP_BIND, BW_OP_ACCEPT, IPPROTO_TCP, port, v6))
+	if (!bw_bind_query(&q, BW_OP_ACCEPT, IPPROTO_TCP, port, v6))
 		return -EPERM;
-	if (v6 && !addr[0] && !addr[1]) {
-		q.addr[1] = bpf_htonl(0xffff);
-		if (!bw_net_query(&q, BW_NOP_BIND, BW_OP_ACCEPT, IPPROTO_TCP, port, false))
-			return -EPERM;
-	}
 	bw_tcp_stamp_set(s, q.cgroup, q.gen, addr, port);
 	return 0;
 }
