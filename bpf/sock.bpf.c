@@ -210,11 +210,11 @@ static __always_inline bool bw_sockaddr_endpoint(struct sockaddr *address, int a
 }
 
 /*
- * The endpoint a governed process binds a TCP socket to, kept for accept
- * (bpf/tcpconn.bpf.h): in IPv6 form, an IPv4 one mapped, as the cgroup
- * bind programs decide it.
+ * The endpoint a governed process binds a TCP or UDP socket to, kept for
+ * accept and receive (bpf/tcpconn.bpf.h): in IPv6 form, an IPv4 one mapped,
+ * as the cgroup bind programs decide it.
  */
-static __always_inline void bw_tcp_bound(struct sock *sk, struct sockaddr *address, int addrlen)
+static __always_inline void bw_sock_bound(struct sock *sk, struct sockaddr *address, int addrlen)
 {
 	struct bw_tcp_stamp *s;
 	__u64 addr[2];
@@ -224,7 +224,7 @@ static __always_inline void bw_tcp_bound(struct sock *sk, struct sockaddr *addre
 		return;
 	if (!bw_may_govern(bw_current_cgroup()))
 		return;
-	s = bpf_sk_storage_get(&bw_tcp_binds, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	s = bpf_sk_storage_get(&bw_binds, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (s)
 		bw_tcp_stamp_set(s, 0, 0, addr, port);
 }
@@ -237,8 +237,8 @@ int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int 
 	if (ret)
 		return ret;
 	sk = sock->sk;
-	if (sk && bw_tcp_sock(sk->sk_protocol)) {
-		bw_tcp_bound(sk, address, addrlen);
+	if (sk && (bw_tcp_sock(sk->sk_protocol) || bw_udp_sock(sk->sk_protocol))) {
+		bw_sock_bound(sk, address, addrlen);
 		return 0;
 	}
 	if (BPF_CORE_READ(address, sa_family) != AF_UNIX || addrlen <= 2)
@@ -247,31 +247,23 @@ int BPF_PROG(bw_socket_bind, struct socket *sock, struct sockaddr *address, int 
 }
 
 /*
- * accept(2), accept4(2) and io_uring's accept on a listener a governed
- * process bound: its bind is decided again after a policy change, as the
- * bind programs decided it (bw_bind_query: a bind to [::] also as
- * 0.0.0.0). Refused: EPERM (the connection stays in the queue), an event
- * of op accept naming the endpoint.
+ * A socket a governed process bound (or listened on unbound): its bind is
+ * decided again once the policy state changed, as the bind programs
+ * decided it (bw_bind_query: a bind to [::] also as 0.0.0.0), by proto's
+ * rules. Refused: EPERM, an event of op evop naming the endpoint.
  */
-SEC("lsm/socket_accept")
-int BPF_PROG(bw_tcp_accept, struct socket *sock, struct socket *newsock, int ret)
+static __always_inline int bw_bound_check(struct sock *sk, __u8 evop, __u8 proto)
 {
 	struct bw_tcp_stamp *s;
 	struct bw_nc_query q;
 	__u64 addr[2];
-	struct sock *sk;
 	__u16 port;
 	bool v6;
 
-	if (ret)
-		return ret;
-	sk = sock->sk;
-	if (!sk || !bw_tcp_sock(sk->sk_protocol))
-		return 0;
 	q.cgroup = bw_current_cgroup();
 	if (!bw_may_govern(q.cgroup))
 		return 0;
-	s = bpf_sk_storage_get(&bw_tcp_binds, sk, 0, 0);
+	s = bpf_sk_storage_get(&bw_binds, sk, 0, 0);
 	if (!s)
 		return 0;
 	/* Written once, at bind: a stamp's write writes the same endpoint. */
@@ -283,10 +275,67 @@ int BPF_PROG(bw_tcp_accept, struct socket *sock, struct socket *newsock, int ret
 	q.addr[0] = addr[0];
 	q.addr[1] = addr[1];
 	v6 = sk->__sk_common.skc_family == AF_INET6;
-	q.tag = BW_NC_TAG(port, BW_NOP_BIND, IPPROTO_TCP);
-	if (!bw_bind_query(&q, BW_OP_ACCEPT, IPPROTO_TCP, port, v6))
+	q.tag = BW_NC_TAG(port, BW_NOP_BIND, proto);
+	if (!bw_bind_query(&q, evop, proto, port, v6))
 		return -EPERM;
 	bw_tcp_stamp_set(s, q.cgroup, q.gen, addr, port);
+	return 0;
+}
+
+/*
+ * accept(2), accept4(2) and io_uring's accept on a listener a governed
+ * process bound: its bind decided again (bw_bound_check), refused with
+ * EPERM and an event of op accept; the connection stays in the queue.
+ */
+SEC("lsm/socket_accept")
+int BPF_PROG(bw_tcp_accept, struct socket *sock, struct socket *newsock, int ret)
+{
+	struct sock *sk;
+
+	if (ret)
+		return ret;
+	sk = sock->sk;
+	if (!sk || !bw_tcp_sock(sk->sk_protocol))
+		return 0;
+	return bw_bound_check(sk, BW_OP_ACCEPT, IPPROTO_TCP);
+}
+
+/*
+ * listen(2) (and io_uring's) of a TCP socket never bound: the kernel binds
+ * it to the wildcard address at a port it picks, which no bind program
+ * sees, so it would serve whatever the bind rules say. Decided here as
+ * that bind (port 0, [::] also as 0.0.0.0), with an event of op bind if
+ * refused (EPERM), and kept for accept like a bind(2)'s.
+ */
+SEC("lsm/socket_listen")
+int BPF_PROG(bw_tcp_listen, struct socket *sock, int backlog, int ret)
+{
+	struct bw_tcp_stamp *s;
+	struct bw_nc_query q;
+	__u64 addr[2];
+	struct sock *sk;
+	bool v6;
+
+	if (ret)
+		return ret;
+	sk = sock->sk;
+	/* A bound socket has its port (skc_num); its bind(2) was decided. */
+	if (!sk || !bw_tcp_sock(sk->sk_protocol) || sk->__sk_common.skc_num)
+		return 0;
+	q.cgroup = bw_current_cgroup();
+	if (!bw_may_govern(q.cgroup))
+		return 0;
+	v6 = sk->__sk_common.skc_family == AF_INET6;
+	addr[0] = 0;
+	addr[1] = v6 ? 0 : bpf_htonl(0xffff);
+	q.addr[0] = addr[0];
+	q.addr[1] = addr[1];
+	q.tag = BW_NC_TAG(0, BW_NOP_BIND, IPPROTO_TCP);
+	if (!bw_bind_query(&q, BW_OP_BIND, IPPROTO_TCP, 0, v6))
+		return -EPERM;
+	s = bpf_sk_storage_get(&bw_binds, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (s)
+		bw_tcp_stamp_set(s, q.cgroup, q.gen, addr, 0);
 	return 0;
 }
 
@@ -487,7 +536,8 @@ int BPF_PROG(bw_peer_send, struct socket *sock, struct msghdr *msg, int size, in
 
 /*
  * recvmsg, recvfrom, recvmmsg, read and io_uring receives on a marked TCP
- * connection or a connected UDP socket.
+ * connection, a connected UDP socket (its peer), or a UDP socket a governed
+ * process bound (its bind: an event of op bind).
  */
 SEC("lsm/socket_recvmsg")
 int BPF_PROG(bw_peer_recv, struct socket *sock, struct msghdr *msg, int size, int flags, int ret)
@@ -501,7 +551,12 @@ int BPF_PROG(bw_peer_recv, struct socket *sock, struct msghdr *msg, int size, in
 		return 0;
 	if (bw_tcp_sock(sk->sk_protocol))
 		return bw_tcp_peer_check(sk, BW_OP_RECVMSG);
-	return bw_udp_peer_check(sk, BW_OP_RECVMSG);
+	if (!bw_udp_sock(sk->sk_protocol))
+		return 0;
+	ret = bw_udp_peer_check(sk, BW_OP_RECVMSG);
+	if (ret)
+		return ret;
+	return bw_bound_check(sk, BW_OP_BIND, IPPROTO_UDP);
 }
 
 /* TCP_ZEROCOPY_RECEIVE maps received pages without recvmsg. */

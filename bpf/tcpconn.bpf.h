@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * TCP connections whose peer a governed process chose, and TCP listeners
- * it bound. No cgroup program sees a connection once it is made, or a
- * connection a listener accepts, so the verdict of a connect or a bind
- * would hold for as long as the socket lives: across `attach --replace` or
- * a daemon update to a profile that denies it. MPTCP counts as TCP.
+ * TCP connections whose peer a governed process chose, and the TCP
+ * listeners and UDP sockets it bound. No cgroup program sees a connection
+ * once it is made, a connection a listener accepts or a datagram a bound
+ * socket receives, so the verdict of a connect or a bind would hold for as
+ * long as the socket lives: across `attach --replace` or a daemon update to
+ * a profile that denies it. MPTCP counts as TCP, UDP-Lite as UDP.
  *
  * Connections connected by a governed process (socket_connect, or a TCP
  * Fast Open sendto) or received by it with the peer allowed (file_receive)
@@ -14,11 +15,12 @@
  * peer again (bpf/sock.bpf.c, bw_tcp_peer_check). Accepted connections
  * carry nothing: their peer is a client, which no connect rule names.
  *
- * A socket bound by a governed process (socket_bind) keeps in bw_tcp_binds
- * the endpoint it asked for, as the cgroup bind programs decided it (port
- * 0 for one the kernel picks); accept(2) on it by a governed process
- * decides that bind again unless its stamp holds (bpf/sock.bpf.c,
- * bw_tcp_accept).
+ * A socket bound by a governed process (socket_bind) keeps in bw_binds the
+ * endpoint it asked for, as the cgroup bind programs decided it (port 0 for
+ * one the kernel picks), and so does a TCP socket listen(2) binds (the
+ * wildcard address, port 0: bw_tcp_listen). An accept(2) on a listener, or
+ * a receive on a UDP socket, by a governed process decides that bind again
+ * unless its stamp holds (bpf/sock.bpf.c, bw_bound_check).
  *
  * The stamp names the peer it was decided for, so a socket disconnected
  * (connect to AF_UNSPEC) and connected to another is decided again whatever
@@ -51,20 +53,25 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_tcp_conns SEC(".maps");
 
-/* Listeners: the stamp's addr and port are the endpoint bind(2) asked for. */
+/* Bound sockets: the stamp's addr and port are the endpoint bind(2) asked for. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct bw_tcp_stamp);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} bw_tcp_binds SEC(".maps");
+} bw_binds SEC(".maps");
 
 #define BW_TCP_ONCE(x) (*(volatile typeof(x) *)&(x))
 
 static __always_inline bool bw_tcp_sock(__u16 protocol)
 {
 	return protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP;
+}
+
+static __always_inline bool bw_udp_sock(__u16 protocol)
+{
+	return protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE;
 }
 
 /* Stamp s: peer (addr, port) allowed for cgroup at gen, unless another CPU is writing it. */

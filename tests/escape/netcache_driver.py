@@ -17,10 +17,16 @@ starting with "#"):
                         address), sendmmsg (no address), sendfile or splice
     urecv K WAY         one byte of a datagram on kept socket K, by WAY: recv, read or
                         recvmsg (one waiting, or the call fails: EAGAIN)
+    ubind ADDR PORT [udplite]
+                        a UDP (or UDP-Lite) socket bound to ADDR:PORT ([::] takes IPv4
+                        too), kept with the connected ones (numbered after them)
     tconnect ADDR PORT [mptcp]
                         a TCP (or MPTCP) connection to ADDR:PORT, kept (numbered 1 up);
                         "# port N" gives its local port
     tlisten ADDR PORT   a TCP listener (numbered 1 up); its connections are kept too
+    tlisten0 4|6 [mptcp]
+                        a TCP (or MPTCP) listener of that family never bound: listen(2)
+                        picks its port, given by "# port N"; numbered with the others
     taccept L           one connection accepted from listener L, kept; "# conn K"
     tsend K WAY         one byte on kept connection K, by WAY: send, write, sendmsg,
                         sendto (with the peer's address), sendfile or splice
@@ -218,6 +224,15 @@ def main():
             out = attempt(lambda: s.connect((cmd[1], int(cmd[2]))))
             kept.append(s)
             print(out)
+        elif cmd[0] == "ubind":
+            s = socket.socket(socket.AF_INET6 if ":" in cmd[1] else socket.AF_INET,
+                              socket.SOCK_DGRAM,
+                              136 if cmd[3:] == ["udplite"] else socket.IPPROTO_UDP)
+            if s.family == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            out = attempt(lambda: s.bind((cmd[1], int(cmd[2]))))
+            kept.append(s)
+            print(out)
         elif cmd[0] == "usend":
             print(attempt(lambda: udp_send(kept[int(cmd[1]) - 1], cmd[2])))
         elif cmd[0] == "urecv":
@@ -239,6 +254,16 @@ def main():
                 ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
             out = attempt(lambda: (ls.bind((cmd[1], int(cmd[2]))), ls.listen(8)))
             listeners.append(ls)
+            print(out)
+        elif cmd[0] == "tlisten0":
+            ls = socket.socket(socket.AF_INET6 if cmd[1] == "6" else socket.AF_INET,
+                               socket.SOCK_STREAM,
+                               262 if cmd[2:] == ["mptcp"] else socket.IPPROTO_TCP)
+            if ls.family == socket.AF_INET6:
+                ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            out = attempt(lambda: ls.listen(8))
+            listeners.append(ls)
+            print("# port %d" % ls.getsockname()[1])
             print(out)
         elif cmd[0] == "taccept":
             def accept():

@@ -585,11 +585,191 @@ def test_tcp_connection_after_the_profile_is_replaced():
     finally:
         peers.close()
 
+BOUND_PORT = PORT + 14
+# Listeners never bound: (family, driver's protocol argument).
+UNBOUND = (("4", ""), ("6", ""), ("6", " mptcp"))
+
+
+def test_listener_that_never_bound():
+    """listen(2) on a TCP socket never bound binds it to the wildcard
+    address at a port the kernel picks, which no bind program sees. Under a
+    profile that allows binding one port only, such a listener (IPv4, IPv6
+    taking IPv4 too, MPTCP) is refused (EPERM), one bind event (its address,
+    port 0) each, while one bound to the allowed port listens. Under one
+    that allows `bind tcp *:0` they listen and accept, until `attach
+    --replace` puts the first in force: each accept is refused (EPERM, an
+    accept event, port 0). The control (a permissive profile, then): every
+    listen and accept gets through. Needs BPF LSM (socket_listen)."""
+    if not lsm_active():
+        skip("listen(2) is decided by BPF LSM (socket_listen)")
+    only = profile(OPEN + "default deny net\nallow net bind tcp 127.0.0.1:%d\n" % BOUND_PORT,
+                   name="only")
+    any0 = profile(OPEN + "default deny net\nallow net bind tcp *:0\n", name="any0")
+    permissive = profile(PERMISSIVE, name="permissive")
+    inbound = []
+
+    def listen_all(sb):
+        """{listener number: (answer, port)} for each of UNBOUND."""
+        outs = {}
+        for fam, extra in UNBOUND:
+            out, notes = sb.ask("tlisten0 %s%s" % (fam, extra))
+            outs[len(outs) + 1] = (out, int(notes[0].split()[1]))
+        return outs
+
+    def accept_all(sb, ports):
+        outs = {}
+        for n, port in ports.items():
+            inbound.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+            outs[n] = sb.ask("taccept %d" % n)[0]
+        return outs
+
+    def named(sb):
+        return collections.Counter((e.get("op"), e.get("proto"), e.get("addr"), e.get("port"))
+                                   for e in denials(events(sb.current_log)))
+    try:
+        # Refused at listen.
+        for first in (only, permissive):
+            sb = Sandbox(first, event_rate=1000)
+            try:
+                outs = listen_all(sb)
+                check_eq(sb.ask("tlisten 127.0.0.1 %d" % BOUND_PORT)[0], "OK",
+                         "a listener bound to the port the profile allows")
+                if first == permissive:
+                    if any(out != "OK" for out, _ in outs.values()):
+                        raise ControlBroken("listeners never bound, the control: %r" % outs)
+                    check_eq(accept_all(sb, {n: p for n, (_, p) in outs.items()}),
+                             {n: "OK" for n in outs}, "accepts of the control")
+                    check_eq(dict(named(sb)), {}, "deny events of the control")
+                    continue
+                if any(out == "OK" for out, _ in outs.values()):
+                    raise RouteOpen("listeners never bound listen under a profile that allows "
+                                    "binding one port: %r" % outs)
+                check_eq({n: out for n, (out, _) in outs.items()},
+                         {n: "ERR EPERM" for n in outs}, "listeners never bound")
+                want = {("bind", "tcp", "0.0.0.0", 0): 1, ("bind", "tcp", "::", 0): 2}
+                try:
+                    wait_for(lambda: sum(named(sb).values()) >= 3, timeout=30,
+                             what="the bind deny events")
+                except Failure:
+                    pass
+                check_eq(dict(named(sb)), want, "deny events (op, proto, addr, port)")
+            finally:
+                sb.close()
+        # Allowed at listen, decided again at accept.
+        for then in (only, permissive):
+            sb = Sandbox(any0, event_rate=1000)
+            try:
+                outs = listen_all(sb)
+                check_eq({n: out for n, (out, _) in outs.items()}, {n: "OK" for n in outs},
+                         "listeners never bound under a profile that allows `bind tcp *:0`")
+                ports = {n: p for n, (_, p) in outs.items()}
+                check_eq(accept_all(sb, ports), {n: "OK" for n in outs},
+                         "accepts under a profile that allows `bind tcp *:0`")
+                sb.replace(then)
+                got = accept_all(sb, ports)
+                if then == permissive:
+                    if got != {n: "OK" for n in outs}:
+                        raise ControlBroken("accepts after the replace, the control: %r" % got)
+                    check_eq(dict(named(sb)), {}, "deny events of the control")
+                    continue
+                if "OK" in got.values():
+                    raise RouteOpen("accepts on listeners never bound after a replace that "
+                                    "denies their bind: %r" % got)
+                check_eq(got, {n: "ERR EPERM" for n in outs}, "accepts after the replace")
+                want = {("accept", "tcp", "0.0.0.0", 0): 1, ("accept", "tcp", "::", 0): 2}
+                try:
+                    wait_for(lambda: sum(named(sb).values()) >= 3, timeout=30,
+                             what="the accept deny events")
+                except Failure:
+                    pass
+                check_eq(dict(named(sb)), want, "deny events (op, proto, addr, port)")
+            finally:
+                sb.close()
+    finally:
+        for c in inbound:
+            c.close()
+
+
+def test_bound_udp_after_the_profile_is_replaced():
+    """UDP sockets bound while the profile allowed their endpoint
+    (127.0.0.1, [::] which takes IPv4 too, and UDP-Lite) read datagrams
+    sent to them (recv, read, recvmsg); then `attach --replace` puts a
+    profile in force that denies those binds ([::] allowed as such, 0.0.0.0
+    denied): each receive is refused (EPERM), with one bind event naming
+    the endpoint per refusal, while a socket whose
+    bind it still allows keeps reading. The control replaces the profile
+    with a permissive one: every datagram is read. Needs BPF LSM (no cgroup
+    program sees a receive)."""
+    if not lsm_active():
+        skip("a bound socket's receives are decided by BPF LSM (socket_recvmsg)")
+    p = BOUND_PORT + 1
+    # (socket number, address, port, driver's protocol argument, still allowed)
+    socks = ((1, "127.0.0.1", p, "", True), (2, "127.0.0.1", p + 1, "", False),
+             (3, "::", p + 2, "", False), (4, "127.0.0.1", p + 3, " udplite", False))
+    allow = profile(OPEN + "default deny net\nallow net bind udp 127.0.0.1:%d-%d\n"
+                    "allow net bind udp *:%d\n" % (p, p + 3, p + 2), name="allow")
+    forbid = profile(OPEN + "default deny net\nallow net bind udp 127.0.0.1:%d\n"
+                     "allow net bind udp [::]:%d\ndeny net bind udp 0.0.0.0:%d\n"
+                     % (p, p + 2, p + 2), name="forbid")
+    senders = {"": socket.socket(socket.AF_INET, socket.SOCK_DGRAM),
+               " udplite": socket.socket(socket.AF_INET, socket.SOCK_DGRAM, 136)}
+    try:
+        for then in (forbid, profile(PERMISSIVE, name="permissive")):
+            sb = Sandbox(allow, event_rate=1000)
+            try:
+                for n, addr, port, extra, _ in socks:
+                    check_eq(sb.ask("ubind %s %d%s" % (addr, port, extra))[0], "OK",
+                             "bind of UDP socket %d to %s:%d under the allowing profile"
+                             % (n, addr, port))
+                    # One for each way now, one for each after the replace.
+                    for _ in range(2 * len(RECV_WAYS)):
+                        senders[extra].sendto(b"d", ("127.0.0.1", port))
+                time.sleep(0.2)
+                for n, addr, port, _, _ in socks:
+                    for way in RECV_WAYS:
+                        check_eq(sb.ask("urecv %d %s" % (n, way))[0], "OK",
+                                 "%s on socket %d (%s:%d) under the allowing profile"
+                                 % (way, n, addr, port))
+                sb.replace(then)
+                want = collections.Counter()
+                for n, addr, port, _, kept in socks:
+                    outs = {way: sb.ask("urecv %d %s" % (n, way))[0] for way in RECV_WAYS}
+                    desc = "receives on socket %d (%s:%d) after the replace" % (n, addr, port)
+                    if then != forbid or kept:
+                        if outs != {w: "OK" for w in RECV_WAYS}:
+                            raise (ControlBroken if then != forbid else Failure)(
+                                "%s, which the profile allows: %r" % (desc, outs))
+                        continue
+                    if "OK" in outs.values():
+                        raise RouteOpen("%s, whose bind the profile denies: %r" % (desc, outs))
+                    check_eq(outs, {w: "ERR EPERM" for w in RECV_WAYS}, desc)
+                    want[("bind", "udp", "0.0.0.0" if addr == "::" else addr, port)] += \
+                        len(RECV_WAYS)
+
+                def named():
+                    return collections.Counter(
+                        (e.get("op"), e.get("proto"), e.get("addr"), e.get("port"))
+                        for e in denials(events(sb.current_log)))
+                if then == forbid:
+                    try:
+                        wait_for(lambda: sum(named().values()) >= sum(want.values()), timeout=30,
+                                 what="the bind deny events")
+                    except Failure:
+                        pass
+                check_eq(dict(named()), dict(want), "deny events (op, proto, addr, port)")
+            finally:
+                sb.close()
+    finally:
+        for s in senders.values():
+            s.close()
+
 
 TESTS = [
     test_kept_connect_after_the_profile_is_replaced,
     test_connected_udp_after_the_profile_is_replaced,
     test_tcp_connection_after_the_profile_is_replaced,
+    test_listener_that_never_bound,
+    test_bound_udp_after_the_profile_is_replaced,
     test_replace_race_against_kept_connects,
     test_kept_verdicts_of_two_sandboxes_on_one_cpu,
 ]
