@@ -5,8 +5,12 @@
  * so the hooks need a single lookup of the current cgroup id. Entries go
  * away with their cgroup. Both count what they change (cgcount.bpf.h): a
  * made entry is charged to the slot of the sandbox that made it (else its
- * parent's), whose limits cgguard.bpf.c checks before the mkdir. tp_btf works on every kernel we
- * support, including those without BPF LSM.
+ * parent's), whose limits cgguard.bpf.c checks before the mkdir. A cgroup
+ * made outside every governed one is matched against the daemon's service
+ * selectors (`match cgroup=GLOB`, include/bpfwarden.h), so that a service's
+ * cgroup is governed from its first exec whoever makes it and whether the
+ * daemon runs or not. tp_btf works on every kernel we support, including
+ * those without BPF LSM.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -15,6 +19,7 @@
 
 #include "bpfwarden.h"
 #include "maps.bpf.h"
+#include "kernel.bpf.h"
 #include "cgcount.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -23,6 +28,158 @@ char LICENSE[] SEC("license") = "GPL";
 static __always_inline bool bw_on_dfl_root(struct cgroup *cgrp)
 {
 	return BPF_CORE_READ(cgrp, root, hierarchy_id) == 0;
+}
+
+/*
+ * The path against each selector's glob in turn, one step per bpf_loop
+ * iteration (a loop around bpf_loop is taken for an infinite one by the
+ * 6.1 and 6.12 verifiers). A glob is fnmatch without flags over '*', '?'
+ * and literal bytes, walked the classic way: on a mismatch the last star
+ * takes one byte more. That is at most len(path) * len(glob) steps, which
+ * the walk caps per selector (BW_GLOB_STEPS, a selector not decided within
+ * it counted as missed): the tracepoint runs with interrupts off, and a
+ * user with a delegated subtree chooses the names. A service's path and
+ * glob take a few hundred.
+ */
+#define BW_GLOB_STEPS 8192
+
+struct bw_select_walk {
+	__u32 k;	      /* the selector */
+	__u32 i, j;	      /* next byte of the path, of its glob */
+	__s32 star_i, star_j; /* where the glob's last star was met; star_j -1: none yet */
+	__u32 n;	      /* the path's length */
+	__u32 steps;	      /* taken on this selector */
+	__u32 match;
+};
+
+/*
+ * The path of the cgroup being made, and the walk: in a map value, whose
+ * contents the verifier does not follow from one iteration to the next (on
+ * the stack, 6.12 verified the walk's every state: 292,000 instructions).
+ */
+struct bw_cg_scratch {
+	char path[BW_CG_PATH_LEN];
+	struct bw_select_walk w;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bw_cg_scratch);
+} bw_cg_scratch SEC(".maps");
+
+static long bw_select_step(__u32 step, void *ctx)
+{
+	__u32 zero = 0, k, i, j;
+	struct bw_cg_scratch *sc = bpf_map_lookup_elem(&bw_cg_scratch, &zero);
+	struct bw_select_walk *w;
+	struct bw_cg_select *sel;
+	char g;
+
+	if (!sc)
+		return 1;
+	w = &sc->w;
+	k = w->k;
+	i = w->i;
+	j = w->j;
+	if (k >= BW_CG_SELECT_MAX)
+		return 1;
+	sel = bpf_map_lookup_elem(&bw_cg_select, &k);
+	if (!sel)
+		return 1;
+	if (!sel->glob[0] || j >= BW_CG_GLOB_LEN)
+		goto next;
+	if (++w->steps > BW_GLOB_STEPS) {
+		__sync_fetch_and_add(&sel->missed, 1);
+		goto next;
+	}
+	g = sel->glob[j & (BW_CG_GLOB_LEN - 1)];
+	if (i >= w->n) {
+		/* The path is used up: only stars may be left of the glob. */
+		if (g == '*') {
+			w->j = j + 1;
+			return 0;
+		}
+		if (!g) {
+			w->match = 1;
+			return 1;
+		}
+		goto next;
+	}
+	if (g == '*') {
+		w->star_i = i;
+		w->star_j = j;
+		w->j = j + 1;
+		return 0;
+	}
+	if (g && (g == '?' || g == sc->path[i & (BW_CG_PATH_LEN - 1)])) {
+		w->i = i + 1;
+		w->j = j + 1;
+		return 0;
+	}
+	if (w->star_j < 0)
+		goto next;
+	w->star_i++;
+	w->i = w->star_i;
+	w->j = w->star_j + 1;
+	return 0;
+next:
+	*w = (struct bw_select_walk){.k = k + 1, .n = w->n, .star_j = -1};
+	return 0;
+}
+
+/*
+ * Govern cgrp, made outside every governed cgroup, by the first service
+ * selector its path matches. path is the tracepoint's, relative to the
+ * making process's cgroup namespace: made from any other namespace than
+ * the host's, the cgroup is not matched (a container cannot name itself
+ * into a host service's profile, nor would its names mean the host's).
+ */
+static __always_inline void bw_cg_select_made(struct cgroup *cgrp, const char *path)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct bw_cg_select *sel;
+	struct bw_cg_scratch *sc;
+	struct bw_cgroup v;
+	__u32 zero = 0, k;
+	long len, ret;
+	__u64 id;
+
+	if (BPF_CORE_READ(task, nsproxy, cgroup_ns, ns.inum) != BW_INIT_CGROUP_NS_INO)
+		return;
+	sc = bpf_map_lookup_elem(&bw_cg_scratch, &zero);
+	if (!sc)
+		return;
+	len = bpf_probe_read_kernel_str(sc->path, sizeof(sc->path), path);
+	if (len <= 1)
+		return;
+	sc->w = (struct bw_select_walk){.n = len - 1, .star_j = -1};
+	bpf_loop(BW_CG_SELECT_MAX * (BW_GLOB_STEPS + 1), bw_select_step, NULL, 0);
+	if (!sc->w.match)
+		return;
+	k = sc->w.k;
+	sel = bpf_map_lookup_elem(&bw_cg_select, &k);
+	if (!sel)
+		return;
+	v = sel->v;
+	v.charged = 0;
+	id = BPF_CORE_READ(cgrp, kn, id);
+	/* Counted as an agent's entry, as the daemon's own (user/govern.c). */
+	if (bw_cg_count_get(BW_CG_AGENT) >= BW_MAX_CGROUPS) {
+		__sync_fetch_and_add(&sel->missed, 1);
+		return;
+	}
+	bw_gov_mark(id);
+	if (sel->pending)
+		ret = bpf_map_update_elem(&bw_pending, &id, &v, BPF_NOEXIST);
+	else
+		ret = bpf_map_update_elem(&bw_cgroups, &id, &v, BPF_NOEXIST);
+	if (ret) {
+		__sync_fetch_and_add(&sel->missed, 1);
+		return;
+	}
+	bw_cg_count_add(BW_CG_AGENT, 1);
 }
 
 SEC("tp_btf/cgroup_mkdir")
@@ -41,8 +198,10 @@ int BPF_PROG(bw_cg_mkdir, struct cgroup *cgrp, const char *path)
 		return 0;
 	parent_id = BPF_CORE_READ(parent_css, cgroup, kn, id);
 	parent = bpf_map_lookup_elem(&bw_cgroups, &parent_id);
-	if (!parent)
+	if (!parent) {
+		bw_cg_select_made(cgrp, path);
 		return 0;
+	}
 	/* We run in the mkdir(2) of the process making it. */
 	maker = bw_governing(&maker_id, &maker_copy);
 	slot = bw_cg_charge_slot(maker, parent);

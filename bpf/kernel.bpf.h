@@ -34,6 +34,8 @@
 
 /* mount.mnt_ns of a file system's internal mount (kern_mount, clone_private_mount) */
 #define MNT_NS_INTERNAL ((void *)-22)
+/* include/linux/proc_ns.h: the host's cgroup namespace. */
+#define BW_INIT_CGROUP_NS_INO 0xEFFFFFFBU
 
 /* struct dentry.d_flags: a dentry that exportfs could not connect to its parent */
 #define DCACHE_DISCONNECTED 0x20

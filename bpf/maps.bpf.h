@@ -34,6 +34,15 @@ struct {
 	__type(value, struct bw_cgroup);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bw_pending SEC(".maps");
+
+/* Service selectors (include/bpfwarden.h), written by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BW_CG_SELECT_MAX);
+	__type(key, __u32);
+	__type(value, struct bw_cg_select);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bw_cg_select SEC(".maps");
 /* How many entries bw_cgroups holds, by kind, in two halves (include/bpfwarden.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

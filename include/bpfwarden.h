@@ -162,6 +162,29 @@ struct bw_cg_limits {
 };
 _Static_assert(sizeof(struct bw_cg_limits) == 8, "bw_cg_limits size");
 
+/*
+ * A service selector: a profile's `match cgroup=GLOB` line without other
+ * keys, which the daemon's profiles put in force for cgroups made later
+ * (user/daemon/services.c). bpf/cgroup.bpf.c matches each cgroup made
+ * outside every governed one against the selectors in index order (the
+ * daemon writes them by profile name, the hook's order) and makes the
+ * first match's entry wait for the cgroup's first exec (bw_pending), or
+ * govern it at once where no exec hook exists (pending 0). The glob is
+ * fnmatch's without flags, restricted to '*' (any bytes, '/' too), '?' (one
+ * byte) and literal bytes, matched against the cgroup's path from the
+ * cgroup2 root ("/system.slice/x.service").
+ */
+#define BW_CG_SELECT_MAX 32
+#define BW_CG_GLOB_LEN	 128
+#define BW_CG_PATH_LEN	 512
+struct bw_cg_select {
+	char glob[BW_CG_GLOB_LEN]; /* NUL-terminated; "" : the entry is unused */
+	struct bw_cgroup v;	   /* what a matching cgroup gets (charged 0: an agent's) */
+	__u32 pending;		   /* 1: from its first exec (bw_pending); 0: from its mkdir */
+	__u32 missed;		   /* matching cgroups left ungoverned: no room (the kernel adds) */
+};
+_Static_assert(sizeof(struct bw_cg_select) == 144, "bw_cg_select size");
+
 #define BW_ON_DENY_LOG	0
 #define BW_ON_DENY_KILL 1
 

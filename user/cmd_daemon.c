@@ -91,6 +91,7 @@ static int drain_inotify(int fd)
 static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 {
 	long recheck = 0, reap_at = 0, watchdog_ms = d_notify_watchdog_ms(), ping_at = 0;
+	long services_at = 0;
 	int mounts = bw_rawdevs_watch();
 	sigset_t old;
 
@@ -118,6 +119,11 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		if (d->reap_poll && !reap_at)
 			reap_at = bw_now_ms() + 1000;
 		deadline = bw_lost_deadline(reap_at, recheck);
+		/* Selected cgroups the kernel had no room for are told within a second. */
+		if (d->nservice_sels && !services_at)
+			services_at = bw_now_ms() + 1000;
+		if (services_at && (!deadline || services_at < deadline))
+			deadline = services_at;
 		if (d_metrics_deadline(d) && (!deadline || d_metrics_deadline(d) < deadline))
 			deadline = d_metrics_deadline(d);
 		/*
@@ -178,6 +184,10 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			}
 			if (fd >= 0)
 				close(fd);
+		}
+		if (services_at && bw_now_ms() >= services_at) {
+			d_services_check(d);
+			services_at = 0;
 		}
 		if (((fds[3].revents & POLLIN) && drain_inotify(d->cg_watch)) ||
 		    (reap_at && bw_now_ms() >= reap_at)) {

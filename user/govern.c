@@ -44,13 +44,22 @@ static int uses_slot(uint64_t id, const struct bw_cgroup *v, void *arg)
 	return v->policy == *(uint32_t *)arg;
 }
 
-/* Is any governed cgroup, or one waiting for its first exec, using slot? */
+/*
+ * Is any governed cgroup, one waiting for its first exec, or a service
+ * selector (which makes them) using slot?
+ */
 static int slot_referenced(struct bw_maps *m, uint32_t slot)
 {
+	struct bw_cg_select sel;
 	uint64_t key, next;
 	struct bw_cgroup v;
+	uint32_t k;
 	int first = 1;
 
+	for (k = 0; m->cg_select >= 0 && k < BW_CG_SELECT_MAX; k++)
+		if (!bpf_map_lookup_elem(m->cg_select, &k, &sel) && sel.glob[0] &&
+		    sel.v.policy == slot)
+			return 1;
 	if (bw_governed_each(m, uses_slot, &slot))
 		return 1;
 	while (m->pending >= 0 && !bpf_map_get_next_key(m->pending, first ? NULL : &key, &next)) {

@@ -566,7 +566,7 @@ int bw_open_pinned(struct bw_maps *m)
 	    {&m->cg_count, "bw_cg_count"},	 {&m->cg_limits, "bw_cg_limits"},
 	    {&m->dc_gen, "bw_dc_gen"},		 {&m->govbits, "bw_govbits"},
 	    {&m->slot_end, "bw_slot_end"},	 {&m->rawdevs, "bw_rawdevs"},
-	    {&m->unix_places, "bw_unix_places"},
+	    {&m->unix_places, "bw_unix_places"}, {&m->cg_select, "bw_cg_select"},
 	};
 	size_t i;
 
@@ -749,11 +749,11 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 
 void bw_maps_close(struct bw_maps *m)
 {
-	int *fds[] = {&m->cgroups,    &m->policies, &m->file_rules, &m->exec_rules, &m->net_rules,
-		      &m->unix_rules, &m->inodes,   &m->rbufs,	    &m->counters,   &m->pinbits,
-		      &m->opstats,    &m->pending,  &m->positions,  &m->pos_pins,   &m->pos_dirs,
-		      &m->posbits,    &m->cg_count, &m->cg_limits,  &m->dc_gen,	    &m->govbits,
-		      &m->slot_end,   &m->rawdevs,  &m->unix_places};
+	int *fds[] = {&m->cgroups,    &m->policies, &m->file_rules,  &m->exec_rules, &m->net_rules,
+		      &m->unix_rules, &m->inodes,   &m->rbufs,	     &m->counters,   &m->pinbits,
+		      &m->opstats,    &m->pending,  &m->positions,   &m->pos_pins,   &m->pos_dirs,
+		      &m->posbits,    &m->cg_count, &m->cg_limits,   &m->dc_gen,     &m->govbits,
+		      &m->slot_end,   &m->rawdevs,  &m->unix_places, &m->cg_select};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

@@ -19,11 +19,11 @@ struct bpf_link;
 #define BW_RUN_DIR  "/run/bpfwarden"
 /* Every fd closed: the initial value of a struct bw_maps. */
 /* Every descriptor of struct bw_maps closed (-1); the assert below keeps the count. */
-#define BW_MAPS_NFDS 24
+#define BW_MAPS_NFDS 25
 #define BW_MAPS_INIT                                                                               \
 	{                                                                                          \
 		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,    \
-		    -1, -1, -1, -1                                                                 \
+		    -1, -1, -1, -1, -1                                                             \
 	}
 
 struct bw_maps {
@@ -40,6 +40,7 @@ struct bw_maps {
 	int pinbits;
 	int opstats;   /* deny verdicts per slot, operation and mode */
 	int pending;   /* cgroups governed from their first exec */
+	int cg_select; /* service selectors: cgroups governed as they are made */
 	int positions; /* positions of rule objects (user/positions.c) */
 	int pos_pins;
 	int pos_dirs;

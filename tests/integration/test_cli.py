@@ -19,8 +19,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import (BW, REPO, cgroup_root, check, check_eq, lsm_active, main, make_cgroup,  # noqa: E402
-                    profile, skip)
+from bwtest import (BW, REPO, cgroup_root, check, check_eq, events, lsm_active, main,  # noqa: E402
+                    make_cgroup, profile, skip, wait_for)
 
 COMMANDS = {
     "run": ["--profile", "--mode", "--log", "--event-rate", "--output", "--min-children",
@@ -787,6 +787,266 @@ def test_daemon_works_with_the_units_capabilities():
         shutil.rmtree(work, ignore_errors=True)
 
 
+SERVICE_PORT = 19473
+CONNECT = ("import socket\ns = socket.socket()\ns.settimeout(5)\ntry:\n"
+           "    s.connect(('127.0.0.1', %d))\n    print('OK')\n"
+           "except OSError as e:\n    print('ERR', e.errno)\n" % SERVICE_PORT)
+
+
+def start_in(cg, argv, **kw):
+    """argv started the way systemd starts a unit's process: forked outside,
+    moved into cg, then exec'ed (its first exec in cg)."""
+    return subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cg] + argv,
+                            stdout=subprocess.PIPE, text=True, **kw)
+
+
+def connect_from(cg):
+    """What a connect to SERVICE_PORT (nothing listens) gets from a process
+    whose first exec is in cg: "OK" would be a connect refused by the peer
+    (ECONNREFUSED), "ERR 1" EPERM."""
+    p = start_in(cg, [sys.executable, "-c", CONNECT])
+    out = p.communicate(timeout=60)[0].strip()
+    return {"ERR 111": "through", "ERR 1": "EPERM"}.get(out, out)
+
+
+def kill_cgroup(cg):
+    if not os.path.isdir(cg):
+        return
+    with open(cg + "/cgroup.kill", "w") as f:
+        f.write("1")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.rmdir(cg)
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
+def test_daemon_governs_services_as_they_are_made():
+    """`match cgroup=GLOB` selects services: a cgroup made the way systemd
+    makes a unit's (mkdir, the process moved in, then its exec) whose path
+    matches is governed from that exec, without any hook: its connect to a
+    denied port gets EPERM and one deny event naming its cgroup and the
+    profile, while a cgroup that does not match gets through. The kernel
+    matches as fnmatch does ('?', '*' across '/') and takes the first
+    profile by name when two select a cgroup. It keeps selecting while the
+    daemon is down (SIGKILL): a cgroup made then is governed by the last
+    profile; the restarted daemon takes it over and governs the next one.
+    A matching cgroup that existed before the daemon started (with a
+    process in it, and empty) is governed once the daemon starts. Once the
+    profiles leave the directory, new cgroups are not selected, and those
+    governed stay governed."""
+    work = tempfile.mkdtemp(prefix="bw-svc-")
+    policy, sock, log = work + "/policy", work + "/hook.sock", work + "/daemon.log"
+    os.makedirs(policy)
+    tag = "bwtest-svc%d" % os.getpid()
+    root = cgroup_root()
+
+    def cg(name):
+        return os.path.join(root, "%s-%s" % (tag, name))
+    deny = "default allow\ndeny net connect tcp 127.0.0.1:%d\n" % SERVICE_PORT
+    with open(policy + "/svc.profile", "w") as f:
+        f.write("profile svc\n%smatch cgroup=/%s-*.service\n" % (deny, tag))
+    # Sorts before svc: where both select a cgroup, it is this one's.
+    with open(policy + "/asvc.profile", "w") as f:
+        f.write("profile asvc\n%smatch cgroup=/%s-order.*\nmatch cgroup=/%s-g?ob/*/deep*.service\n"
+                % (deny, tag, tag))
+    names = ("running.service", "empty.service", "first.service", "first.scope", "order.service",
+             "glob/a/b/deep1.service", "glob/a/b/deep1.scope", "down.service", "after.service",
+             "gone.service")
+    procs, daemons = [], []
+
+    def start_daemon():
+        d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--socket",
+                              sock], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+        daemons.append(d)
+        deadline = time.monotonic() + 180
+        while not os.path.exists(sock):
+            check(d.poll() is None, "the daemon ended: %s" % (d.stderr.read()
+                                                              if d.poll() is not None else ""))
+            check(time.monotonic() < deadline, "the daemon did not start")
+            time.sleep(0.2)
+        return d
+
+    def agent_msgs():
+        return [e.get("msg", "") for e in events(log) if e.get("type") == "agent"]
+
+    def denials(name):
+        """The profiles of the connect deny events naming cgroup name."""
+        rel = "/%s-%s" % (tag, name)
+        return [e.get("profile") for e in events(log)
+                if e.get("type") == "deny" and e.get("op") == "connect" and
+                e.get("port") == SERVICE_PORT and (e.get("cgroup") or {}).get("path") == rel]
+
+    def governed_by(name, prof, logged=True):
+        check_eq(connect_from(cg(name)), "EPERM", "a connect from %s" % name)
+        if not logged:
+            return
+        wait_for(lambda: denials(name), timeout=30, what="the deny event of %s" % name)
+        check_eq(denials(name), [prof], "the profiles of the deny events of %s" % name)
+    try:
+        # Before the daemon: one with a process in it, one empty.
+        os.mkdir(cg("running.service"))
+        os.mkdir(cg("empty.service"))
+        procs.append(start_in(cg("running.service"), ["sleep", "600"]))
+        check_eq(connect_from(cg("running.service")), "through",
+                 "a connect from the running service's cgroup before the daemon started")
+        d = start_daemon()
+        check("service selectors in force: /{0}-order.* (asvc), /{0}-g?ob/*/deep*.service "
+              "(asvc), /{0}-*.service (svc)".format(tag) in agent_msgs(),
+              "the daemon says which selectors are in force: %r" % agent_msgs())
+        # Without BPF LSM no exec hook starts a waiting cgroup: governed at once.
+        for name, how in (("running", "from now"),
+                          ("empty", "from its first exec" if lsm_active() else "from now")):
+            rel = "/%s-%s.service" % (tag, name)
+            check(any(m.startswith("service %s governed by profile svc %s" % (rel, how))
+                      for m in agent_msgs()),
+                  "the daemon says it governs %s %s: %r" % (rel, how, agent_msgs()))
+        governed_by("running.service", "svc")
+        governed_by("empty.service", "svc")
+        # Made while the daemon runs, as units' cgroups are.
+        for name in names[2:7]:
+            os.makedirs(cg(name))
+        governed_by("first.service", "svc")
+        governed_by("order.service", "asvc")
+        governed_by("glob/a/b/deep1.service", "asvc")
+        for name in ("first.scope", "glob/a/b/deep1.scope", "glob/a/b"):
+            check_eq(connect_from(cg(name)), "through",
+                     "a connect from %s, which no glob selects (the control)" % name)
+        # The daemon killed: the kernel still selects.
+        d.kill()
+        d.wait(timeout=30)
+        os.unlink(sock)
+        os.mkdir(cg("down.service"))
+        # Its event waits in the former slot's ring buffer, which no one reads now.
+        governed_by("down.service", "svc", logged=False)
+        d = start_daemon()
+        rel = "/%s-down.service" % tag
+        check(any(m.startswith("service %s governed before this daemon started: now with "
+                               "profile svc" % rel) for m in agent_msgs()),
+              "the restarted daemon took the service over: %r" % agent_msgs())
+        check_eq(connect_from(cg("down.service")), "EPERM",
+                 "a connect from that service after the restart")
+        os.mkdir(cg("after.service"))
+        governed_by("after.service", "svc")
+        # The profiles gone: nothing new is selected; what they govern stays governed.
+        os.unlink(policy + "/svc.profile")
+        os.unlink(policy + "/asvc.profile")
+        wait_for(lambda: "service selectors in force: none" in agent_msgs(),
+                 timeout=30, what="the daemon to take the selectors out")
+        os.mkdir(cg("gone.service"))
+        check_eq(connect_from(cg("gone.service")), "through",
+                 "a connect from a matching cgroup made after the profiles left")
+        check_eq(connect_from(cg("first.service")), "EPERM",
+                 "a connect from a service governed before the profiles left")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        for name in reversed(names):
+            kill_cgroup(cg(name))
+        for name in ("glob/a/b", "glob/a", "glob"):
+            kill_cgroup(cg(name))
+        for d in daemons:
+            if d.poll() is None:
+                d.terminate()
+                d.wait(timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_example_service_and_its_profile():
+    """deploy/systemd/example: the unit's ExecStart, started in a cgroup
+    made as systemd makes the unit's (its directory and port taken to the
+    test's), selected by the example profile through the daemon: it serves
+    its page with no refusal; a process of the same unit that reads
+    /etc/shadow is refused (EACCES), one that runs another program is
+    refused at the exec, each with its deny event. Needs BPF LSM (file and
+    exec rules)."""
+    if not lsm_active():
+        skip("the example profile has file and exec rules: BPF LSM")
+    example = os.path.join(REPO, "deploy", "systemd", "example")
+    work = tempfile.mkdtemp(prefix="bw-demo-")
+    policy, sock, log = work + "/policy", work + "/hook.sock", work + "/daemon.log"
+    srv = work + "/srv"
+    os.makedirs(policy)
+    os.makedirs(srv)
+    with open(srv + "/index.html", "w") as f:
+        f.write("hello from http-demo\n")
+    slice_ = os.path.join(cgroup_root(), "bwtest-demo%d.slice" % os.getpid())
+    unit = slice_ + "/http-demo.service"
+    port = SERVICE_PORT + 1
+    with open(example + "/http-demo.profile") as f:
+        text = f.read()
+    check("match cgroup=/system.slice/http-demo.service\n" in text and "/srv/http-demo" in text
+          and "127.0.0.1:8080" in text, "the example profile names the unit, its directory "
+          "and its port")
+    text = text.replace("/system.slice/", "/" + os.path.basename(slice_) + "/") \
+        .replace("/srv/http-demo", srv).replace("127.0.0.1:8080", "127.0.0.1:%d" % port)
+    with open(policy + "/http-demo.profile", "w") as f:
+        f.write(text)
+    with open(example + "/http-demo.service") as f:
+        start = [ln.split("=", 1)[1].split() for ln in f if ln.startswith("ExecStart=")][0]
+    start = [srv if a == "/srv/http-demo" else str(port) if a == "8080" else a for a in start]
+    d = server = None
+
+    def denied():
+        return sorted((e.get("op"), e.get("path")) for e in events(log)
+                      if e.get("type") == "deny")
+    try:
+        d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--socket",
+                              sock], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+        deadline = time.monotonic() + 180
+        while not os.path.exists(sock):
+            check(d.poll() is None, "the daemon ended")
+            check(time.monotonic() < deadline, "the daemon did not start")
+            time.sleep(0.2)
+        os.makedirs(unit)
+        # systemd's default WorkingDirectory= for a system service.
+        server = start_in(unit, start, stderr=subprocess.DEVNULL, cwd="/")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                    c.sendall(b"GET /index.html HTTP/1.0\r\n\r\n")
+                    page = b""
+                    while True:
+                        chunk = c.recv(4096)
+                        if not chunk:
+                            break
+                        page += chunk
+                break
+            except OSError:
+                check(server.poll() is None, "the example service ended")
+                check(time.monotonic() < deadline, "the example service did not listen")
+                time.sleep(0.3)
+        check(page.startswith(b"HTTP/1.0 200") and b"hello from http-demo" in page,
+              "the page served under the example profile: %r; refused: %r"
+              % (page[:200], denied()))
+        out = start_in(unit, ["/usr/bin/python3.11", "-c",
+                              "try:\n open('/etc/shadow')\n print('read')\n"
+                              "except OSError as e:\n print(e.errno)"]).communicate(timeout=60)[0]
+        check_eq(out.strip(), "13", "/etc/shadow read by a process of the unit")
+        p = start_in(unit, ["/bin/cat", "/etc/hostname"], stderr=subprocess.DEVNULL)
+        out = p.communicate(timeout=60)[0]
+        check(p.returncode != 0 and not out, "another program run in the unit: rc %d, %r"
+              % (p.returncode, out))
+        wait_for(lambda: len(denied()) >= 2, timeout=30, what="the deny events")
+        check_eq(denied(), [("exec", "/usr/bin/cat"), ("open", "/etc/shadow")],
+                 "deny events of the example service (none while it served)")
+    finally:
+        if server:
+            server.kill()
+            server.wait()
+        kill_cgroup(unit)
+        kill_cgroup(slice_)
+        if d and d.poll() is None:
+            d.terminate()
+            d.wait(timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
 TESTS = [
     test_help_and_usage_of_every_command,
     test_bad_numbers_and_missing_options,
@@ -801,6 +1061,8 @@ TESTS = [
     test_profile_merge_and_diff,
     test_learning_from_a_network_only_profile,
     test_daemon_works_with_the_units_capabilities,
+    test_daemon_governs_services_as_they_are_made,
+    test_example_service_and_its_profile,
 ]
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@
  *   profiles.c    the policy directory: load, watch, replace atomically
  *   containers.c  the governed containers: govern one, who a cgroup is,
  *                 re-adopt them after a restart from the runtime's state
+ *   services.c    the cgroups `match cgroup=` selects as they are made (the
+ *                 kernel's selectors), and those that exist already
  *   server.c      the hook socket
  *   metrics.c     Prometheus text on --metrics-addr
  *   user/cmd_daemon.c  the command and its loop
@@ -121,6 +123,7 @@ struct daemon {
 	 */
 	int cg_watch;
 	bool reap_poll;
+	size_t nservice_sels; /* service selectors in bw_cg_select (services.c) */
 	struct d_metrics metrics;
 	struct d_mconn mconns[D_METRICS_CONNS];
 	/* The /metrics text of this turn of the loop, once made (NULL: not yet). */
@@ -140,6 +143,17 @@ void d_profiles_free(struct daemon *d);
 /* An `agent` record in the daemon's log. */
 void d_agent(struct daemon *d, const struct bw_k8s_id *k8s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* services.c */
+/* Has p a `match cgroup=` line without other keys? */
+bool d_profile_selects_services(const struct d_profile *p);
+/*
+ * Write the loaded profiles' service selectors into the kernel (say: tell
+ * which lines cannot be), then govern the cgroups they match that exist.
+ */
+int d_services_sync(struct daemon *d, bool say);
+/* Tell of selected cgroups the kernel could not govern since the last look. */
+void d_services_check(struct daemon *d);
 
 /* containers.c */
 /* Answer one hook request. */

@@ -138,9 +138,21 @@ static int compile_file(struct daemon *d, const char *path, const char *file, st
 static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_view *views,
 		   size_t nviews)
 {
+	struct bw_pin_view *all = NULL;
 	int ret;
 
 	np->slot.rb_fd = -1;
+	/* Services are pinned in the daemon's own view (services.c). */
+	if (d_profile_selects_services(np)) {
+		all = calloc(nviews + 1, sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		if (nviews)
+			memcpy(all, views, nviews * sizeof(*all));
+		all[nviews] = (struct bw_pin_view){0};
+		views = all;
+		nviews++;
+	}
 	/* No view: nothing is governed yet, and the daemon's own view is no container's. */
 	if (!nviews) {
 		static const struct bw_pin_view none = {.base = "/nonexistent-view"};
@@ -149,6 +161,7 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 		nviews = 1;
 	}
 	ret = bw_slot_install_views(&d->maps, &np->c, views, nviews, &np->slot);
+	free(all);
 	if (ret)
 		return ret;
 	np->installed = true;
@@ -263,6 +276,17 @@ static void load_one(struct daemon *d, const char *file)
 	for (i = 0; i < d->nprofiles; i++)
 		if (d->profiles[i] == old)
 			d->profiles[i] = np;
+	/*
+	 * Services: the selectors first, so that a cgroup made from now on
+	 * gets the new slot; then every cgroup still on the old one moves.
+	 */
+	if (old->installed && d_profile_selects_services(old)) {
+		int moved = 0;
+
+		d_services_sync(d, false);
+		if (!bw_govern_repoint(&d->maps, d->cgroot, old->slot.id, np->slot.id, &moved))
+			n += moved;
+	}
 	d_agent(d, NULL, "profile %s reloaded from %s (slot %u -> %u, %d cgroups moved)", np->name,
 		file, old->installed ? old->slot.id : 0, np->slot.id, n);
 	retire(d, old);
@@ -361,6 +385,7 @@ int d_profiles_load(struct daemon *d)
 		free(names[k]);
 	free(names);
 	write_selectors(d);
+	d_services_sync(d, true);
 	return 0;
 }
 
