@@ -626,6 +626,16 @@ def test_listener_that_never_bound():
     def named(sb):
         return collections.Counter((e.get("op"), e.get("proto"), e.get("addr"), e.get("port"))
                                    for e in denials(events(sb.current_log)))
+
+    def expect_denials(sb, op):
+        """One event of op per listener, named by its wildcard address and port 0."""
+        want = {(op, "tcp", "0.0.0.0", 0): 1, (op, "tcp", "::", 0): 2}
+        try:
+            wait_for(lambda: sum(named(sb).values()) >= 3, timeout=30,
+                     what="the %s deny events" % op)
+        except Failure:
+            pass
+        check_eq(dict(named(sb)), want, "deny events (op, proto, addr, port)")
     try:
         # Refused at listen.
         for first in (only, permissive):
@@ -646,13 +656,7 @@ def test_listener_that_never_bound():
                                     "binding one port: %r" % outs)
                 check_eq({n: out for n, (out, _) in outs.items()},
                          {n: "ERR EPERM" for n in outs}, "listeners never bound")
-                want = {("bind", "tcp", "0.0.0.0", 0): 1, ("bind", "tcp", "::", 0): 2}
-                try:
-                    wait_for(lambda: sum(named(sb).values()) >= 3, timeout=30,
-                             what="the bind deny events")
-                except Failure:
-                    pass
-                check_eq(dict(named(sb)), want, "deny events (op, proto, addr, port)")
+                expect_denials(sb, "bind")
             finally:
                 sb.close()
         # Allowed at listen, decided again at accept.
@@ -676,13 +680,7 @@ def test_listener_that_never_bound():
                     raise RouteOpen("accepts on listeners never bound after a replace that "
                                     "denies their bind: %r" % got)
                 check_eq(got, {n: "ERR EPERM" for n in outs}, "accepts after the replace")
-                want = {("accept", "tcp", "0.0.0.0", 0): 1, ("accept", "tcp", "::", 0): 2}
-                try:
-                    wait_for(lambda: sum(named(sb).values()) >= 3, timeout=30,
-                             what="the accept deny events")
-                except Failure:
-                    pass
-                check_eq(dict(named(sb)), want, "deny events (op, proto, addr, port)")
+                expect_denials(sb, "accept")
             finally:
                 sb.close()
     finally:
