@@ -305,6 +305,7 @@ static int daemon_main(struct bw_opts *o)
 	ret = 1;
 	loop(&d, lfd, ifd, mfd);
 	d_notify("STOPPING=1");
+	d_profiles_release_idle(&d);
 	d_agent(&d, NULL, "daemon stopping on signal %d: what it governs stays governed",
 		(int)stop_sig);
 	ret = 0;

@@ -809,6 +809,22 @@ def connect_from(cg):
     return {"ERR 111": "through", "ERR 1": "EPERM"}.get(out, out)
 
 
+def clear_policy_dir(policy, log, d):
+    """Empty a running daemon's policy directory and wait until it has taken
+    its service selectors out: a selector keeps its slot in use after the
+    daemon stops."""
+    if d is None or d.poll() is not None:
+        return
+    for name in os.listdir(policy):
+        os.unlink(os.path.join(policy, name))
+    try:
+        wait_for(lambda: any(e.get("msg") == "service selectors in force: none"
+                             for e in events(log) if e.get("type") == "agent"),
+                 timeout=30, what="the daemon to take its selectors out")
+    except Exception:
+        pass
+
+
 def kill_cgroup(cg):
     if not os.path.isdir(cg):
         return
@@ -949,6 +965,7 @@ def test_daemon_governs_services_as_they_are_made():
             kill_cgroup(cg(name))
         for name in ("glob/a/b", "glob/a", "glob"):
             kill_cgroup(cg(name))
+        clear_policy_dir(policy, log, daemons[-1] if daemons else None)
         for d in daemons:
             if d.poll() is None:
                 d.terminate()
@@ -1042,6 +1059,7 @@ def test_example_service_and_its_profile():
             server.wait()
         kill_cgroup(unit)
         kill_cgroup(slice_)
+        clear_policy_dir(policy, log, d)
         if d and d.poll() is None:
             d.terminate()
             d.wait(timeout=60)

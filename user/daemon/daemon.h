@@ -139,6 +139,8 @@ int d_profiles_load(struct daemon *d);
 struct d_profile *d_profile_find(struct daemon *d, const char *name);
 /* The selectors of every loaded profile (strings point into them). */
 int d_selectors(struct daemon *d, struct bw_selectors *s);
+/* At a clean stop: empty the slots of profiles that govern nothing. */
+void d_profiles_release_idle(struct daemon *d);
 void d_profiles_free(struct daemon *d);
 /* An `agent` record in the daemon's log. */
 void d_agent(struct daemon *d, const struct bw_k8s_id *k8s, const char *fmt, ...)

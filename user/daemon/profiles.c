@@ -414,6 +414,27 @@ int d_selectors(struct daemon *d, struct bw_selectors *s)
 	return 0;
 }
 
+void d_profiles_release_idle(struct daemon *d)
+{
+	size_t i;
+
+	/*
+	 * A slot that no cgroup, waiting cgroup or service selector refers to
+	 * governs nothing, and a restarted daemon installs its profile anew:
+	 * left, it would stay "in use" by a dead agent until reclaimed.
+	 */
+	for (i = 0; i < d->nprofiles; i++) {
+		struct d_profile *p = d->profiles[i];
+
+		if (!p->installed)
+			continue;
+		while (p->events_open && bw_events_poll(&p->ev, 0) > 0)
+			;
+		if (!bw_slot_put(&d->maps, p->slot.id))
+			p->installed = false;
+	}
+}
+
 void d_profiles_free(struct daemon *d)
 {
 	size_t i;

@@ -49,6 +49,8 @@ bool d_profile_selects_services(const struct d_profile *p)
 /* What the kernel's matcher can do: fnmatch's '*', '?' and literal bytes, short enough. */
 static const char *glob_unfit(const char *g)
 {
+	if (g[0] != '/' && g[0] != '*')
+		return "a cgroup's path begins with /";
 	if (strlen(g) >= BW_CG_GLOB_LEN)
 		return "longer than the kernel's matcher takes (127 bytes)";
 	if (strpbrk(g, "[\\"))
@@ -172,6 +174,9 @@ static int adopt_fn(const char *path, uint64_t id, void *arg)
 				"service %s governed before this daemon started: now with profile "
 				"%s (slot %u -> %u, %d cgroups)",
 				rel, m->p->name, cur.policy, m->p->slot.id, moved);
+		/* The former slot goes with the last cgroup taken from it. */
+		if (!ret)
+			bw_slot_put(&d->maps, cur.policy);
 		a->moved += moved;
 		return BW_WALK_PRUNE;
 	}
