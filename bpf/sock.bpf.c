@@ -260,6 +260,12 @@ static __always_inline int bw_bound_check(struct sock *sk, __u8 evop, __u8 proto
 	__u16 port;
 	bool v6;
 
+	/*
+	 * A socket with no storage at all was bound by no governed process:
+	 * one load, before the cgroup's helper call, on every receive.
+	 */
+	if (!sk->sk_bpf_storage)
+		return 0;
 	q.cgroup = bw_current_cgroup();
 	if (!bw_may_govern(q.cgroup))
 		return 0;
