@@ -262,6 +262,21 @@ uint64_t bw_rule_id(const struct bw_rule *r)
 	return h;
 }
 
+uint64_t bw_profile_digest(const struct bw_profile *p)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	FNV_STR(h, p->name);
+	FNV_NUM(h, p->nrules);
+	for (i = 0; i < p->nrules; i++) {
+		FNV_NUM(h, bw_rule_id(&p->rules[i]));
+		FNV_STR(h, p->rules[i].origin.file);
+		FNV_NUM(h, p->rules[i].origin.line);
+	}
+	return h;
+}
+
 const char *bw_ns_name(unsigned what)
 {
 	return what < BW_NS_COUNT ? ns_names[what] : NULL;

@@ -127,6 +127,15 @@ static inline unsigned bw_rule_slots(const struct bw_rule *r)
  */
 uint64_t bw_rule_id(const struct bw_rule *r);
 
+struct bw_profile;
+/*
+ * What the kernel's rule numbers mean in a profile: FNV-1a over its name
+ * and each rule's identity and place (FILE:LINE). Two loads of one text
+ * agree; an edit that adds, removes, moves or changes a rule does not, so
+ * that a record of one version is never read with another's rules.
+ */
+uint64_t bw_profile_digest(const struct bw_profile *p);
+
 /*
  * The rule as a profile line in canonical form ("allow file rw /srv/data",
  * "deny net connect tcp 10.0.0.0/8:443", quoting a path that needs it),

@@ -46,7 +46,7 @@ static int show_one(const char *path, uint64_t id, void *arg)
 	if (bw_governor(a->m, id, &v))
 		return 0;
 	bpf_map_lookup_elem(a->m->policies, &v.policy, &p);
-	bw_slot_name_get(v.policy, name, sizeof(name));
+	bw_slot_name_get(v.policy, name, sizeof(name), NULL);
 	a->shown++;
 	if (a->w) {
 		jw_obj(a->w, NULL);
@@ -106,6 +106,49 @@ static void json_slot(struct jw *w, uint32_t slot, const char *name, const struc
 	jw_end(w);
 }
 
+/*
+ * The daemon's `match cgroup=` selectors in the kernel (bw_cg_select): they
+ * govern cgroups as they are made, even while the daemon is down.
+ */
+static void show_selectors(struct bw_maps *m, struct jw *w)
+{
+	char name[128];
+	uint32_t k;
+	int n = 0;
+
+	if (w)
+		jw_arr(w, "service_selectors");
+	else
+		printf("service selectors (cgroups governed as they are made):\n");
+	for (k = 0; m->cg_select >= 0 && k < BW_CG_SELECT_MAX; k++) {
+		struct bw_cg_select e;
+
+		if (bpf_map_lookup_elem(m->cg_select, &k, &e) || !e.glob[0])
+			continue;
+		bw_slot_name_get(e.v.policy, name, sizeof(name), NULL);
+		n++;
+		if (w) {
+			jw_obj(w, NULL);
+			jw_str(w, "glob", e.glob);
+			jw_str(w, "profile", name);
+			jw_u64(w, "slot", e.v.policy);
+			jw_str(w, "mode", bw_mode_name(e.v.mode));
+			jw_bool(w, "from_first_exec", e.pending);
+			jw_u64(w, "missed", e.missed);
+			jw_end(w);
+			continue;
+		}
+		printf("  %-40s %-20s %-8s slot %-3u %s%s\n", e.glob, name[0] ? name : "?",
+		       bw_mode_name(e.v.mode), e.v.policy,
+		       e.pending ? "from the first exec" : "from mkdir",
+		       e.missed ? ", some made ungoverned (limits): see the daemon's log" : "");
+	}
+	if (w)
+		jw_end_arr(w);
+	else if (!n)
+		printf("  none\n");
+}
+
 /* What is governed, by which profile, and each slot's counters: as text, or into w. */
 static void show_governed(struct jw *w)
 {
@@ -120,6 +163,8 @@ static void show_governed(struct jw *w)
 			jw_arr(w, "governed");
 			jw_end_arr(w);
 			jw_arr(w, "slots");
+			jw_end_arr(w);
+			jw_arr(w, "service_selectors");
 			jw_end_arr(w);
 		} else {
 			printf("governed: nothing (no pinned state under %s)\n", BW_PIN_ROOT);
@@ -152,9 +197,10 @@ static void show_governed(struct jw *w)
 			       BW_CGROUPS_MAP);
 			printf("  governed by agents            %lld of at most %d\n",
 			       (long long)fill.agent, BW_MAX_CGROUPS);
-			printf("  made below governed cgroups   %lld of at most %u on this host, %u "
-			       "per profile slot\n",
-			       (long long)fill.made, fill.made_max, fill.per_slot);
+			printf(
+			    "  made below governed cgroups   %lld of at most %u on this host, %u "
+			    "per profile slot\n",
+			    (long long)fill.made, fill.made_max, fill.per_slot);
 		}
 	}
 	ncpu = libbpf_num_possible_cpus();
@@ -174,25 +220,26 @@ static void show_governed(struct jw *w)
 			    bpf_map_lookup_elem(m.counters, &slot, c))
 				continue;
 			sum_counters(c, ncpu, &sum);
-			bw_slot_name_get(slot, name, sizeof(name));
+			bw_slot_name_get(slot, name, sizeof(name), NULL);
 			if (w) {
 				json_slot(w, slot, name, &p, &sum, fill.made_by_slot[slot]);
 				continue;
 			}
-			printf(
-			    "  slot %-3u %-20s agent pid %-7u %llu denied, %llu audited, %llu "
-			    "learned, %llu lost, %llu throttled, %llu paths too long, %llu pins "
-			    "lost, %lld cgroups made, %llu verdicts kept\n",
-			    slot, name[0] ? name : "?", p.owner_pid, (unsigned long long)sum.denied,
-			    (unsigned long long)sum.audited, (unsigned long long)sum.learned,
-			    (unsigned long long)sum.lost, (unsigned long long)sum.throttled,
-			    (unsigned long long)sum.truncated, (unsigned long long)sum.pins_lost,
-			    (long long)fill.made_by_slot[slot], (unsigned long long)sum.kept);
+			printf("  slot %-3u %-20s agent pid %-7u %llu denied, %llu audited, %llu "
+			       "learned, %llu lost, %llu throttled, %llu paths too long, %llu pins "
+			       "lost, %lld cgroups made, %llu verdicts kept\n",
+			       slot, name[0] ? name : "?", p.owner_pid,
+			       (unsigned long long)sum.denied, (unsigned long long)sum.audited,
+			       (unsigned long long)sum.learned, (unsigned long long)sum.lost,
+			       (unsigned long long)sum.throttled, (unsigned long long)sum.truncated,
+			       (unsigned long long)sum.pins_lost,
+			       (long long)fill.made_by_slot[slot], (unsigned long long)sum.kept);
 		}
 		free(c);
 	}
 	if (w)
 		jw_end_arr(w);
+	show_selectors(&m, w);
 	bw_maps_close(&m);
 }
 
@@ -335,7 +382,8 @@ static int reset(struct bw_opts *o)
 
 static const struct argp_option options[] = {BW_OPTS_COMMON};
 static const struct argp_option status_options[] = {
-    {"json", BW_KEY_JSON, 0, 0, "One JSON object: tier, kernel, enforcement, governed, slots", 0},
+    {"json", BW_KEY_JSON, 0, 0,
+     "One JSON object: tier, kernel, enforcement, governed, slots, service selectors", 0},
     BW_OPTS_COMMON,
 };
 

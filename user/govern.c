@@ -125,6 +125,59 @@ static void release_keys(struct bw_maps *m, uint32_t id)
 	bw_positions_release(m, id);
 }
 
+#define BW_SLOT_NAMES BW_RUN_DIR "/slots"
+
+void bw_slot_name_set(uint32_t id, const char *name, uint64_t digest)
+{
+	char path[sizeof(BW_SLOT_NAMES) + 16];
+	FILE *f;
+
+	mkdir(BW_SLOT_NAMES, 0755);
+	snprintf(path, sizeof(path), BW_SLOT_NAMES "/%u", id);
+	f = fopen(path, "we");
+	if (f && fprintf(f, "%s\n%016llx\n", name, (unsigned long long)digest) < 0) {
+		fclose(f);
+		f = NULL;
+	}
+	if (!f || fclose(f))
+		bw_dbg("cannot record the name of slot %u: %s", id, strerror(errno));
+}
+
+int bw_slot_name_get(uint32_t id, char *out, size_t len, uint64_t *digest)
+{
+	char path[sizeof(BW_SLOT_NAMES) + 16], line[32];
+	unsigned long long d;
+	int ret = -ENOENT;
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), BW_SLOT_NAMES "/%u", id);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	if (!fgets(out, (int)len, f))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	if (fgets(line, sizeof(line), f) && sscanf(line, "%16llx", &d) == 1) {
+		if (digest)
+			*digest = d;
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+int bw_slot_ring(struct bw_maps *m, uint32_t id)
+{
+	__u32 map_id;
+	int fd;
+
+	if (bpf_map_lookup_elem(m->rbufs, &id, &map_id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(map_id);
+	return fd < 0 ? -errno : fd;
+}
+
 /*
  * Called once no cgroup refers to the slot. A decision that read an entry
  * naming it just before may still be running: a delete from a map of maps
@@ -133,40 +186,6 @@ static void release_keys(struct bw_maps *m, uint32_t id)
  * those go first and no decision sees half-deleted pins. The tries go
  * whole, with every rule of the slot.
  */
-#define BW_SLOT_NAMES BW_RUN_DIR "/slots"
-
-void bw_slot_name_set(uint32_t id, const char *name)
-{
-	char path[sizeof(BW_SLOT_NAMES) + 16];
-	FILE *f;
-
-	mkdir(BW_SLOT_NAMES, 0755);
-	snprintf(path, sizeof(path), BW_SLOT_NAMES "/%u", id);
-	f = fopen(path, "we");
-	if (f && fprintf(f, "%s\n", name) < 0) {
-		fclose(f);
-		f = NULL;
-	}
-	if (!f || fclose(f))
-		bw_dbg("cannot record the name of slot %u: %s", id, strerror(errno));
-}
-
-void bw_slot_name_get(uint32_t id, char *out, size_t len)
-{
-	char path[sizeof(BW_SLOT_NAMES) + 16];
-	FILE *f;
-
-	out[0] = '\0';
-	snprintf(path, sizeof(path), BW_SLOT_NAMES "/%u", id);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (!fgets(out, (int)len, f))
-		out[0] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	fclose(f);
-}
-
 static int slot_release(struct bw_maps *m, uint32_t id)
 {
 	struct bw_policy empty = {};

@@ -33,11 +33,18 @@ struct bw_slot {
 
 /*
  * The name of the profile in slot id, for `status` (the kernel keeps slots
- * by number): written by the agent that fills it, under BW_RUN_DIR/slots,
- * and removed when the slot is emptied. bw_slot_name_get: "" when unknown.
+ * by number), and its bw_profile_digest, for a later agent that reads the
+ * slot's records (its rule numbers): written by the agent that fills it,
+ * under BW_RUN_DIR/slots, and removed when the slot is emptied.
+ * bw_slot_name_get: name "" when unknown; -ENOENT when the digest is.
  */
-void bw_slot_name_set(uint32_t id, const char *name);
-void bw_slot_name_get(uint32_t id, char *out, size_t len);
+void bw_slot_name_set(uint32_t id, const char *name, uint64_t digest);
+int bw_slot_name_get(uint32_t id, char *out, size_t len, uint64_t *digest);
+/*
+ * A descriptor of slot id's ring buffer (the caller closes it), or -errno:
+ * to read what a dead owner left there.
+ */
+int bw_slot_ring(struct bw_maps *m, uint32_t id);
 
 /* Take a free slot and fill it; pins are resolved against the caller's view of paths. */
 int bw_slot_install(struct bw_maps *m, const struct bw_compiled *c, struct bw_slot *slot);

@@ -97,7 +97,7 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	if (ret)
 		return 1;
 	s->installed = true;
-	bw_slot_name_set(s->slot.id, s->profile->name);
+	bw_slot_name_set(s->slot.id, s->profile->name, bw_profile_digest(s->profile));
 
 	if (o->log && !strcmp(o->log, "-")) {
 		s->log_fd =

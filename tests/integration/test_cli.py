@@ -848,7 +848,9 @@ def test_daemon_governs_services_as_they_are_made():
     matches as fnmatch does ('?', '*' across '/') and takes the first
     profile by name when two select a cgroup. It keeps selecting while the
     daemon is down (SIGKILL): a cgroup made then is governed by the last
-    profile; the restarted daemon takes it over and governs the next one.
+    profile; the restarted daemon takes it over, logs the deny event it made
+    meanwhile (left in the former slot's ring buffer, read with its rule's
+    place), and governs the next one.
     A matching cgroup that existed before the daemon started (with a
     process in it, and empty) is governed once the daemon starts. Once the
     profiles leave the directory, new cgroups are not selected, and those
@@ -931,6 +933,15 @@ def test_daemon_governs_services_as_they_are_made():
         for name in ("first.scope", "glob/a/b/deep1.scope", "glob/a/b"):
             check_eq(connect_from(cg(name)), "through",
                      "a connect from %s, which no glob selects (the control)" % name)
+        # status lists the selectors in the kernel, in order, with their profiles.
+        st = json.loads(subprocess.run([BW, "status", "--json"], capture_output=True,
+                                       text=True).stdout)
+        check_eq([(e["glob"], e["profile"], e["from_first_exec"])
+                  for e in st["service_selectors"]],
+                 [("/%s-order.*" % tag, "asvc", lsm_active()),
+                  ("/%s-g?ob/*/deep*.service" % tag, "asvc", lsm_active()),
+                  ("/%s-*.service" % tag, "svc", lsm_active())],
+                 "the service selectors in `status --json`")
         # The daemon killed: the kernel still selects.
         d.kill()
         d.wait(timeout=30)
@@ -943,6 +954,17 @@ def test_daemon_governs_services_as_they_are_made():
         check(any(m.startswith("service %s governed before this daemon started: now with "
                                "profile svc" % rel) for m in agent_msgs()),
               "the restarted daemon took the service over: %r" % agent_msgs())
+        # What it did meanwhile is read from the former slot, with the rule's place.
+        wait_for(lambda: denials("down.service"), timeout=30,
+                 what="the deny event made while the daemon was down")
+        check_eq(denials("down.service"), ["svc"], "the deny events of down.service")
+        downs = [e for e in events(log) if e.get("type") == "deny" and
+                 (e.get("cgroup") or {}).get("path") == "/%s-down.service" % tag]
+        check(downs[0].get("rule", "").endswith("svc.profile:3") and downs[0].get("rule_id"),
+              "the drained event names its rule: %r" % downs[0])
+        check(any(re.match(r"read 1 record a former agent left in slot \d+ \(profile svc\)",
+                           m) for m in agent_msgs()),
+              "the daemon says it read the former slot: %r" % agent_msgs())
         check_eq(connect_from(cg("down.service")), "EPERM",
                  "a connect from that service after the restart")
         os.mkdir(cg("after.service"))

@@ -8,6 +8,7 @@ bpfwarden-hook is called by the runtime as an OCI createRuntime hook
 daemon` governs what the pods select. Every test runs once per way the hook
 is called (test_hook_*, test_nri_*).
 """
+import calendar
 import json
 import os
 import shutil
@@ -307,23 +308,40 @@ def turns(k, pod, name):
     return [w for l in k.log(pod, name) for w in l.split()]
 
 
+def event_time(e):
+    """An event's ts (RFC 3339, UTC, ns) in seconds since the epoch."""
+    ts = e["ts"]
+    return calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + ts[19:-1])
+
+
 def restart(k):
     """Enforcement goes on while the daemon is down; after its restart the
-    events of the container carry its identity again."""
+    events of the container carry its identity again, and the denials made
+    while it was down (left in its former slot's ring buffer) are logged,
+    with the container's identity too."""
     pod = k.run_pod("web-long", annotations={"bpfwarden.io/profile": "web"})
     cid = k.create(pod, "loop", ["/bin/sh", "-c", LOOP])
     k.start(cid)
     wait_for(lambda: "shadow-denied" in turns(k, pod, "loop"), what="the loop's first turn")
     stop_daemon(signal.SIGKILL)
+    down = time.time()
     n = len(k.log(pod, "loop"))
     wait_for(lambda: len(k.log(pod, "loop")) > n + 2, what="more turns with the daemon down")
     check("shadow-read" not in turns(k, pod, "loop"), "/etc/shadow read while the daemon was down")
     mark = len(log_events())
+    up = time.time()
     start_daemon()
     wait_for(lambda: any(e["type"] == "deny" for e in log_events()[mark:]),
              what="a deny event after the restart")
     ev = [e for e in log_events()[mark:] if e["type"] == "deny"][0]
     check_identity(ev, pod, "loop", cid)
+
+    def made_while_down():
+        return [e for e in log_events()[mark:] if e["type"] == "deny" and
+                e.get("path") == "/etc/shadow" and down < event_time(e) < up]
+    wait_for(lambda: len(made_while_down()) >= 2, what="the denials made while the daemon was down")
+    for e in made_while_down():
+        check_identity(e, pod, "loop", cid)
     check("shadow-read" not in turns(k, pod, "loop"), "/etc/shadow read after the restart")
     k.done(pod)
 

@@ -3,7 +3,8 @@
  * A rule's canonical text (bw_rule_format: parsed again, the same rule) and
  * `bpfwarden diff`'s comparison: moved rules are no difference; a rule that
  * replaces one it covers is widened, one it is covered by narrowed; settings
- * and match lines each on a line of their own.
+ * and match lines each on a line of their own. A profile's digest of its
+ * rule numbers.
  */
 #include <check.h>
 #include <errno.h>
@@ -254,6 +255,42 @@ START_TEST(covers)
 }
 END_TEST
 
+/*
+ * bw_profile_digest tells whether a slot's records (rule numbers) may be
+ * read with a loaded profile's rules: the same text agrees, and so does an
+ * edit that moves no rule (a comment at the end); a rule moved down a line,
+ * added, changed or renamed, or another profile name, does not.
+ */
+START_TEST(digest_of_rule_numbers)
+{
+	static const char base[] = "profile p\nallow file r /srv/**\ndeny file rw /etc/shadow\n";
+	static const struct {
+		const char *text;
+		bool same;
+	} cases[] = {
+	    {"profile p\nallow file r /srv/**\ndeny file rw /etc/shadow\n", true},
+	    {"profile p\nallow file r /srv/**\ndeny file rw /etc/shadow\n# later\n", true},
+	    {"profile p\n\nallow file r /srv/**\ndeny file rw /etc/shadow\n", false},
+	    {"profile p\ndeny file rw /etc/shadow\nallow file r /srv/**\n", false},
+	    {"profile p\nallow file r /srv/**\ndeny file r /etc/shadow\n", false},
+	    {"profile p\nallow file r /srv/**\ndeny file rw /etc/shadow as s\n", false},
+	    {"profile p\nallow file r /srv/**\ndeny file rw /etc/shadow\nallow exec /bin/true\n",
+	     false},
+	    {"profile q\nallow file r /srv/**\ndeny file rw /etc/shadow\n", false},
+	};
+	struct bw_profile *p = parse("t", base);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bw_profile *q = parse("t", cases[i].text);
+
+		ck_assert_msg((bw_profile_digest(p) == bw_profile_digest(q)) == cases[i].same,
+			      "case %zu: want %s", i, cases[i].same ? "the same" : "another");
+		bw_profile_free(q);
+	}
+	bw_profile_free(p);
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
 	Suite *s = suite_create("diff");
@@ -264,6 +301,7 @@ Suite *diff_suite(void)
 	tcase_add_test(tc, what_changed);
 	tcase_add_test(tc, removed_but_covered);
 	tcase_add_test(tc, covers);
+	tcase_add_test(tc, digest_of_rule_numbers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -570,6 +570,7 @@ static void recover_one(struct daemon *d, const char *bundle, const char *id)
 		"container %s governed before this daemon started: now with profile %s (slot %u -> "
 		"%u, %d cgroups)",
 		name_of(&c->k8s), p->name, cur.policy, p->slot.id, moved);
+	d_slot_drain(d, cur.policy, p);
 out:
 	free(sel.v);
 	bw_container_free(&rc);

@@ -142,6 +142,12 @@ int d_selectors(struct daemon *d, struct bw_selectors *s);
 /* At a clean stop: empty the slots of profiles that govern nothing. */
 void d_profiles_release_idle(struct daemon *d);
 void d_profiles_free(struct daemon *d);
+/*
+ * Log the records a dead agent left in slot from's ring buffer, now that
+ * profile p governs the cgroups that made them (and their totals of
+ * records dropped), before the slot is emptied.
+ */
+void d_slot_drain(struct daemon *d, uint32_t from, const struct d_profile *p);
 /* An `agent` record in the daemon's log. */
 void d_agent(struct daemon *d, const struct bw_k8s_id *k8s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
 #include "daemon.h"
 #include "event_line.h"
 #include "jsonw.h"
@@ -165,7 +168,7 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 	if (ret)
 		return ret;
 	np->installed = true;
-	bw_slot_name_set(np->slot.id, np->name);
+	bw_slot_name_set(np->slot.id, np->name, bw_profile_digest(np->p));
 	if (np->slot.id >= BW_OPSTATS_SLOTS)
 		d_agent(d, NULL,
 			"profile %s is in policy slot %u: its decisions are not counted in the "
@@ -197,6 +200,66 @@ static void profile_free(struct d_profile *p)
 	bw_profile_free(p->p);
 	free(p->file);
 	free(p);
+}
+
+void d_slot_drain(struct daemon *d, uint32_t from, const struct d_profile *p)
+{
+	struct bw_profile named = {.name = p->name};
+	int ncpu = libbpf_num_possible_cpus();
+	struct bw_events e = {};
+	struct bw_counters *c;
+	uint64_t digest, lost = 0, throttled = 0;
+	char name[256];
+	bool same;
+	int fd, n = 0, i;
+
+	fd = bw_slot_ring(&d->maps, from);
+	if (fd < 0)
+		return;
+	/*
+	 * Its records' rule numbers are the version that filled the slot's:
+	 * read with p's rules only when p is that version, else named only.
+	 */
+	same = !bw_slot_name_get(from, name, sizeof(name), &digest) && !strcmp(name, p->name) &&
+	       digest == bw_profile_digest(p->p);
+	e.log_fd = d->log_fd;
+	e.profile = same ? p->p : &named;
+	e.slot = from;
+	e.maps = &d->maps;
+	snprintf(e.cgroup_dir, sizeof(e.cgroup_dir), "%s", d->cgroot);
+	e.identify = d_identify;
+	e.identify_ctx = d;
+	if (bw_events_open(&e, fd)) {
+		d_agent(d, NULL, "cannot read the records left in slot %u: %s", from,
+			strerror(errno));
+		close(fd);
+		return;
+	}
+	while ((i = bw_events_poll(&e, 0)) > 0)
+		n += i;
+	bw_events_close(&e);
+	close(fd);
+	/*
+	 * The former agent may have reported part of what the kernel counted
+	 * since the slot was filled: the totals, not `lost` records that
+	 * would count it twice.
+	 */
+	c = ncpu > 0 ? calloc(ncpu, sizeof(*c)) : NULL;
+	if (c && !bpf_map_lookup_elem(d->maps.counters, &from, c))
+		for (i = 0; i < ncpu; i++) {
+			lost += c[i].lost;
+			throttled += c[i].throttled;
+		}
+	free(c);
+	if (!n && !lost && !throttled)
+		return;
+	d_agent(d, NULL,
+		"read %d record%s a former agent left in slot %u (profile %s%s); since that slot "
+		"was filled the kernel dropped %llu of its records (ring buffer full or not read) "
+		"and throttled %llu, including any the former agent reported",
+		n, n == 1 ? "" : "s", from, p->name,
+		same ? "" : ", another version: rules by number", (unsigned long long)lost,
+		(unsigned long long)throttled);
 }
 
 /* Drain and free a profile no longer in force, and empty its slot (referenced by nothing). */

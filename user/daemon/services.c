@@ -174,9 +174,11 @@ static int adopt_fn(const char *path, uint64_t id, void *arg)
 				"service %s governed before this daemon started: now with profile "
 				"%s (slot %u -> %u, %d cgroups)",
 				rel, m->p->name, cur.policy, m->p->slot.id, moved);
-		/* The former slot goes with the last cgroup taken from it. */
-		if (!ret)
+		/* Its records first; the former slot goes with the last cgroup taken from it. */
+		if (!ret) {
+			d_slot_drain(d, cur.policy, m->p);
 			bw_slot_put(&d->maps, cur.policy);
+		}
 		a->moved += moved;
 		return BW_WALK_PRUNE;
 	}
@@ -201,6 +203,15 @@ static int adopt_fn(const char *path, uint64_t id, void *arg)
 	return BW_WALK_PRUNE;
 }
 
+/* What a selector could not govern: the kernel counts, the daemon tells. */
+static void say_missed(struct daemon *d, const struct bw_cg_select *e)
+{
+	d_agent(d, NULL,
+		"%u cgroups matching `match cgroup=%s` were made ungoverned: the agents' cgroups "
+		"or the pending ones were at their limit",
+		e->missed, e->glob);
+}
+
 int d_services_sync(struct daemon *d, bool say)
 {
 	struct sel s[BW_CG_SELECT_MAX];
@@ -213,15 +224,10 @@ int d_services_sync(struct daemon *d, bool say)
 
 	a.n = collect(d, s, say);
 	for (k = 0; k < BW_CG_SELECT_MAX; k++) {
-		struct bw_cg_select e = {};
-
-		struct bw_cg_select old = {};
+		struct bw_cg_select e = {}, old = {};
 
 		if (!bpf_map_lookup_elem(d->maps.cg_select, &k, &old) && old.glob[0] && old.missed)
-			d_agent(d, NULL,
-				"%u cgroups matching `match cgroup=%s` were made ungoverned: "
-				"the agents' cgroups or the pending ones were at their limit",
-				old.missed, old.glob);
+			say_missed(d, &old);
 		if (k < a.n) {
 			snprintf(e.glob, sizeof(e.glob), "%s", s[k].glob);
 			e.v.policy = s[k].p->slot.id;
@@ -259,10 +265,7 @@ void d_services_check(struct daemon *d)
 
 		if (bpf_map_lookup_elem(d->maps.cg_select, &k, &e) || !e.missed)
 			continue;
-		d_agent(d, NULL,
-			"%u cgroups matching `match cgroup=%s` were made ungoverned: the agents' "
-			"cgroups or the pending ones were at their limit",
-			e.missed, e.glob);
+		say_missed(d, &e);
 		e.missed = 0;
 		bpf_map_update_elem(d->maps.cg_select, &k, &e, BPF_EXIST);
 	}
