@@ -15,8 +15,8 @@ starting with "#"):
     uconnect ADDR PORT  a UDP socket connected to ADDR:PORT, kept (the next is numbered 1 up)
     usend K WAY         one datagram on kept socket K, by WAY: send, write, sendmsg (no
                         address), sendmmsg (no address), sendfile or splice
-    urecv K WAY         one byte of a datagram on kept socket K, by WAY: recv, read or
-                        recvmsg (one waiting, or the call fails: EAGAIN)
+    urecv K WAY         one byte of a datagram on kept socket K, by WAY: recv, read,
+                        recvmsg or recvmmsg (one waiting, or the call fails: EAGAIN)
     ubind ADDR PORT [udplite]
                         a UDP (or UDP-Lite) socket bound to ADDR:PORT ([::] takes IPv4
                         too), kept with the connected ones (numbered after them)
@@ -101,11 +101,12 @@ class Hammer:
 
 
 class MMsgHdr(ctypes.Structure):
-    """struct mmsghdr, its msghdr with no address: one buffer of iovecs."""
+    """struct mmsghdr, its msghdr with no address: one buffer of iovecs.
+    The msghdr is 8-aligned: msg_len comes after its padding."""
     _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
                 ("iov", ctypes.c_void_p), ("iovlen", ctypes.c_size_t),
                 ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
-                ("flags", ctypes.c_int), ("len", ctypes.c_uint)]
+                ("flags", ctypes.c_int), ("pad", ctypes.c_int), ("len", ctypes.c_uint)]
 
 
 class IoVec(ctypes.Structure):
@@ -122,6 +123,17 @@ def sendmmsg(fd, data):
     if LIBC.sendmmsg(fd, ctypes.byref(hdr), 1, 0) != 1:
         e = ctypes.get_errno()
         raise OSError(e, os.strerror(e))
+
+
+def recvmmsg(fd):
+    """One datagram by recvmmsg(2), not waiting; its bytes."""
+    buf = ctypes.create_string_buffer(64)
+    iov = IoVec(ctypes.cast(buf, ctypes.c_void_p), len(buf))
+    hdr = MMsgHdr(None, 0, ctypes.cast(ctypes.pointer(iov), ctypes.c_void_p), 1, None, 0, 0, 0)
+    if LIBC.recvmmsg(fd, ctypes.byref(hdr), 1, socket.MSG_DONTWAIT, None) != 1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return buf.raw[:hdr.len]
 
 
 def udp_send(s, way):
@@ -167,6 +179,8 @@ def tcp_recv(s, way):
         got = os.read(s.fileno(), 1)
     elif way == "recvmsg":
         got = s.recvmsg(1)[0]
+    elif way == "recvmmsg":
+        got = recvmmsg(s.fileno())
     elif way == "splice":
         r, w = os.pipe()
         try:

@@ -313,14 +313,14 @@ CONNECTED = (("127.0.0.1", "127.0.0.1"), ("::1", "::1"), ("::ffff:127.0.0.1", "1
 # kernels before 6.5 sendfile and splice go through UDP's sendpage.
 WAYS = ("send", "write", "sendmsg", "sendmmsg", "sendfile", "splice")
 # And the ways one from its peer is read.
-RECV_WAYS = ("recv", "read", "recvmsg")
+RECV_WAYS = ("recv", "read", "recvmsg", "recvmmsg")
 
 
 def test_connected_udp_after_the_profile_is_replaced():
     """UDP sockets connected while the profile allowed their peer (IPv4,
     IPv6, IPv4-mapped) send by every way without an address (send, write,
     sendmsg, sendmmsg, sendfile, splice) and read the peer's answers (recv,
-    read, recvmsg); then `attach --replace` puts a profile in force that
+    read, recvmsg, recvmmsg); then `attach --replace` puts a profile in force that
     denies the peer: each way is refused with EPERM, nothing arrives, the
     answers still waiting are not read, and one deny event (op sendmsg or
     recvmsg) names the peer per refusal. The control replaces the profile
@@ -345,7 +345,7 @@ def test_connected_udp_after_the_profile_is_replaced():
                         check_eq(sb.ask("usend %d %s" % (k, way))[0], "OK",
                                  "%s to %s under the allowing profile" % (way, addr))
                     # Answers enough for each way to read one now and one after the replace.
-                    check_eq(rx.drain(replies=1)[to], len(WAYS), "datagrams from the socket "
+                    check_eq(rx.drain(replies=2)[to], len(WAYS), "datagrams from the socket "
                              "connected to %s that arrived under the allowing profile" % addr)
                     for way in RECV_WAYS:
                         check_eq(sb.ask("urecv %d %s" % (k, way))[0], "OK",
@@ -691,7 +691,7 @@ def test_listener_that_never_bound():
 def test_bound_udp_after_the_profile_is_replaced():
     """UDP sockets bound while the profile allowed their endpoint
     (127.0.0.1, [::] which takes IPv4 too, and UDP-Lite) read datagrams
-    sent to them (recv, read, recvmsg); then `attach --replace` puts a
+    sent to them (recv, read, recvmsg, recvmmsg); then `attach --replace` puts a
     profile in force that denies those binds ([::] allowed as such, 0.0.0.0
     denied): each receive is refused (EPERM), with one bind event naming
     the endpoint per refusal, while a socket whose
