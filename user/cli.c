@@ -130,6 +130,9 @@ error_t bw_parse_opt(int key, char *arg, struct argp_state *st)
 	case BW_KEY_PER_POD_METRICS:
 		o->per_pod_metrics = true;
 		break;
+	case BW_KEY_LEARN_DIR:
+		o->learn_dir = arg;
+		break;
 	case BW_KEY_BPF_STATS:
 		o->bpf_stats = true;
 		break;

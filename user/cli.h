@@ -38,7 +38,7 @@ struct bw_opts {
 	char **args;	       /* the arguments (run: CMD [ARG...]), NULL-terminated */
 	int nargs;
 	/* daemon */
-	const char *policy_dir, *metrics_addr, *socket, *runtime_state;
+	const char *policy_dir, *metrics_addr, *socket, *runtime_state, *learn_dir;
 	bool per_pod_metrics, bpf_stats;
 };
 
@@ -53,6 +53,7 @@ enum {
 	BW_KEY_SOCKET,
 	BW_KEY_RUNTIME_STATE,
 	BW_KEY_PER_POD_METRICS,
+	BW_KEY_LEARN_DIR,
 	BW_KEY_BPF_STATS,
 	BW_KEY_REPLACE,
 	BW_KEY_JSON,

@@ -25,12 +25,14 @@
 #include "cli.h"
 #include "daemon.h"
 #include "guard.h"
+#include "learn_agent.h"
 #include "probe.h"
 #include "rawdevs.h"
 #include "session.h"
 #include "util.h"
 
 #define DEFAULT_STATE_DIR "/run/containerd/io.containerd.runtime.v2.task"
+#define DEFAULT_LEARN_DIR "/var/lib/bpfwarden/learned"
 
 static volatile sig_atomic_t stop_sig, hup;
 
@@ -91,7 +93,7 @@ static int drain_inotify(int fd)
 static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 {
 	long recheck = 0, reap_at = 0, watchdog_ms = d_notify_watchdog_ms(), ping_at = 0;
-	long services_at = 0;
+	long services_at = 0, learn_at = 0;
 	int mounts = bw_rawdevs_watch();
 	sigset_t old;
 
@@ -124,6 +126,11 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			services_at = bw_now_ms() + 1000;
 		if (services_at && (!deadline || services_at < deadline))
 			deadline = services_at;
+		/* Learned profiles of what is gone are written within a second. */
+		if (d->nlearned && !learn_at)
+			learn_at = bw_now_ms() + 1000;
+		if (learn_at && (!deadline || learn_at < deadline))
+			deadline = learn_at;
 		if (d_metrics_deadline(d) && (!deadline || d_metrics_deadline(d) < deadline))
 			deadline = d_metrics_deadline(d);
 		/*
@@ -193,6 +200,11 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		    (reap_at && bw_now_ms() >= reap_at)) {
 			d_containers_reap(d);
 			reap_at = 0;
+			learn_at = bw_now_ms();
+		}
+		if (learn_at && bw_now_ms() >= learn_at) {
+			d_learn_flush(d, false);
+			learn_at = 0;
 		}
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -219,6 +231,9 @@ static int daemon_main(struct bw_opts *o)
 	d.socket = o->socket ? o->socket : BW_HOOK_SOCKET;
 	d.state_dir = o->runtime_state ? o->runtime_state : DEFAULT_STATE_DIR;
 	d.per_pod_metrics = o->per_pod_metrics;
+	d.learn_dir = o->learn_dir ? o->learn_dir : DEFAULT_LEARN_DIR;
+	/* One list per container would bury the log's readers in standard error. */
+	bw_learn_tell_widenings = false;
 	/* The selectors go next to the socket: the hook finds both in one place. */
 	snprintf(sel, sizeof(sel), "%s", d.socket);
 	slash = strrchr(sel, '/');
@@ -305,6 +320,7 @@ static int daemon_main(struct bw_opts *o)
 	ret = 1;
 	loop(&d, lfd, ifd, mfd);
 	d_notify("STOPPING=1");
+	d_learn_flush(&d, true);
 	d_profiles_release_idle(&d);
 	d_agent(&d, NULL, "daemon stopping on signal %d: what it governs stays governed",
 		(int)stop_sig);
@@ -356,6 +372,10 @@ static const struct argp_option options[] = {
     {"runtime-state", BW_KEY_RUNTIME_STATE, "DIR", 0,
      "The runtime's state, where containers are found again after a restart "
      "(default " DEFAULT_STATE_DIR ")",
+     0},
+    {"learn-dir", BW_KEY_LEARN_DIR, "DIR", 0,
+     "Where a profile in learn mode writes what each container or service it governs did, "
+     "one profile each (default " DEFAULT_LEARN_DIR ")",
      0},
     {"per-pod-metrics", BW_KEY_PER_POD_METRICS, 0, 0,
      "One metrics series per governed container (unbounded labels)", 0},

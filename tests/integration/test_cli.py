@@ -995,6 +995,112 @@ def test_daemon_governs_services_as_they_are_made():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def connect_to(port):
+    return CONNECT.replace(str(SERVICE_PORT), str(port))
+
+
+def test_daemon_learns_each_service():
+    """A profile of the policy directory in `mode learn` with a `match
+    cgroup=` line: each service it selects gets a learned profile of its own
+    in --learn-dir, written once its cgroup is gone, started from that
+    profile (its name and match line kept). Two services that connected to
+    different ports get one each, each allowing its own port only; merged
+    (`profile merge`) and put in force in enforce mode, the same programs
+    run again in a new service with nothing refused, and a port neither
+    used is refused (EPERM). Host and guest: without BPF LSM the network
+    is what is learned and enforced."""
+    work = tempfile.mkdtemp(prefix="bw-dlearn-")
+    policy, sock, log = work + "/policy", work + "/hook.sock", work + "/daemon.log"
+    learned = work + "/learned"
+    os.makedirs(policy)
+    tag = "bwtest-dl%d" % os.getpid()
+    root = cgroup_root()
+    port_a, port_b, port_c = SERVICE_PORT, SERVICE_PORT + 1, SERVICE_PORT + 2
+
+    def cg(name):
+        return os.path.join(root, "%s-%s" % (tag, name))
+    with open(policy + "/learner.profile", "w") as f:
+        # Without BPF LSM file and exec rules (and defaults) cannot be enforced.
+        f.write("profile learner\nmode learn\n%smatch cgroup=/%s-*.service\n"
+                % ("default deny\n" if lsm_active() else
+                   "default allow file\ndefault allow exec\ndefault deny net\n", tag))
+    d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--socket", sock,
+                          "--learn-dir", learned], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+
+    def agent_msgs():
+        return [e.get("msg", "") for e in events(log) if e.get("type") == "agent"]
+
+    def run_in(name, port):
+        p = start_in(cg(name), [sys.executable, "-c", connect_to(port)])
+        out = p.communicate(timeout=60)[0].strip()
+        return {"ERR 111": "through", "ERR 1": "EPERM"}.get(out, out)
+    made = []
+    try:
+        wait_for(lambda: os.path.exists(sock) or d.poll() is not None, timeout=180,
+                 what="the daemon to start")
+        check(d.poll() is None, "the daemon ended: %s" % (d.stderr.read()
+                                                          if d.poll() is not None else ""))
+        for name, port in (("a.service", port_a), ("b.service", port_b)):
+            os.mkdir(cg(name))
+            made.append(name)
+            check_eq(run_in(name, port), "through", "a connect from %s, learning" % name)
+        files = {}
+        for name, port in (("a.service", port_a), ("b.service", port_b)):
+            kill_cgroup(cg(name))
+            files[name] = os.path.join(learned, "%s-%s.profile" % (tag, name))
+            wait_for(lambda: os.path.exists(files[name]), timeout=30,
+                     what="the learned profile of %s" % name)
+            text = open(files[name]).read()
+            check("profile learner\n" in text and "match cgroup=/%s-*.service" % tag in text,
+                  "the learned profile of %s keeps its start's name and match: %s"
+                  % (name, text))
+            nets = [line for line in text.splitlines()
+                    if line.startswith("allow net connect tcp")]
+            other = port_b if port == port_a else port_a
+            check(any(line.endswith(":%d" % port) for line in nets) and
+                  not any(line.endswith(":%d" % other) for line in nets),
+                  "the learned connect rules of %s: %r" % (name, nets))
+            r = subprocess.run([BW, "check", files[name]], capture_output=True, text=True)
+            check_eq(r.returncode, 0, "bpfwarden check of the learned profile of %s (%s)"
+                     % (name, r.stdout + r.stderr))
+        check(any(m.startswith("learned profile %s written" % files["a.service"])
+                  for m in agent_msgs()), "the daemon says what it wrote: %r" % agent_msgs())
+        merged = work + "/merged.profile"
+        r = subprocess.run([BW, "profile", "merge", files["a.service"], files["b.service"],
+                            "--name", "learned", "-o", merged], capture_output=True, text=True)
+        check_eq(r.returncode, 0, "profile merge (%s)" % (r.stdout + r.stderr))
+        text = open(merged).read().replace("mode learn\n", "mode enforce\n")
+        check("mode enforce\n" in text, "the merged profile's mode line: %s" % text)
+        with open(policy + "/learned.profile", "w") as f:
+            f.write(text)
+        os.unlink(policy + "/learner.profile")
+        wait_for(lambda: "service selectors in force: /%s-*.service (learned)" % tag
+                 in agent_msgs(), timeout=30, what="the merged profile in force")
+        os.mkdir(cg("m.service"))
+        made.append("m.service")
+        for port, want in ((port_a, "through"), (port_b, "through"), (port_c, "EPERM")):
+            check_eq(run_in("m.service", port), want,
+                     "a connect to port %d under the merged profile, enforcing" % port)
+
+        def denied():
+            return [(e.get("op"), e.get("port")) for e in events(log)
+                    if e.get("type") == "deny" and
+                    (e.get("cgroup") or {}).get("path") == "/%s-m.service" % tag]
+        wait_for(denied, timeout=30, what="the deny event under the merged profile")
+        time.sleep(1)
+        check_eq(denied(), [("connect", port_c)], "what the merged profile refused the same "
+                 "programs")
+    finally:
+        for name in made:
+            kill_cgroup(cg(name))
+        clear_policy_dir(policy, log, d)
+        if d.poll() is None:
+            d.terminate()
+            d.wait(timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def test_example_service_and_its_profile():
     """deploy/systemd/example: the unit's ExecStart, started in a cgroup
     made as systemd makes the unit's (its directory and port taken to the
@@ -1102,6 +1208,7 @@ TESTS = [
     test_learning_from_a_network_only_profile,
     test_daemon_works_with_the_units_capabilities,
     test_daemon_governs_services_as_they_are_made,
+    test_daemon_learns_each_service,
     test_example_service_and_its_profile,
 ]
 

@@ -30,6 +30,7 @@ DATA = kubelet.DATA
 POLICY = os.path.join(DATA, "policy")       # the ConfigMap volume
 VOLUME = os.path.join(DATA, "volume")       # a hostPath volume
 LOG = os.path.join(DATA, "daemon.log")
+LEARNED = os.path.join(DATA, "learned")     # the daemon's --learn-dir
 STATE = os.path.join(kubelet.RUN, "state", "io.containerd.runtime.v2.task")
 METRICS = "127.0.0.1:9464"
 
@@ -51,6 +52,12 @@ deny file rw /etc/shadow
 """
 # kubectl exec into a default-deny container: runc's init lists /proc/self/fd.
 STRICT_EXEC = STRICT.replace("profile strict", "profile strict-exec") + "allow file r /proc/**\n"
+# Learns what the containers of namespace learn named app do.
+LEARNER = """profile learner
+mode learn
+default deny
+match namespace=learn container=app
+"""
 BATCH = """profile batch
 default allow
 deny file rw /etc/hostname
@@ -101,7 +108,7 @@ def log_events():
 def start_daemon():
     state["daemon"] = subprocess.Popen(
         [BW, "daemon", "--policy-dir", POLICY, "--log", LOG, "--metrics-addr", METRICS,
-         "--runtime-state", STATE], stdout=subprocess.DEVNULL, stderr=open(LOG + ".err", "a"))
+         "--runtime-state", STATE, "--learn-dir", LEARNED], stdout=subprocess.DEVNULL, stderr=open(LOG + ".err", "a"))
     wait_for(lambda: os.path.exists("/run/bpfwarden/hook.sock")
              and any(e.get("msg", "").startswith("daemon started") for e in log_events()[-20:]),
              timeout=180, what="the daemon to start")
@@ -590,9 +597,56 @@ def agent_image(k):
     k.done(pod)
 
 
+def learn_containers(k):
+    """A profile in learn mode: each container it governs gets a learned
+    profile in the daemon's --learn-dir (NAMESPACE_POD_CONTAINER.profile),
+    written once the container is gone. Two replicas that read different
+    files give two profiles that merge (`profile merge`) into one under
+    which, enforcing, the same commands run again with nothing refused,
+    while a read neither made is refused (the learned profile is not
+    wider than what was used)."""
+    configmap(profiles(learner=LEARNER))
+    try:
+        wait_for(lambda: any(e.get("msg", "").startswith("profile learner")
+                             for e in log_events()[-30:]), what="the learn profile loaded")
+        files = []
+        for name, path in (("learn-a", "/etc/motd"), ("learn-b", "/etc/hostname")):
+            pod = k.run_pod(name, namespace="learn")
+            rc, out, _ = k.run(pod, "app", ["/bin/cat", path])
+            check_eq(rc, 0, "cat %s while learning (%s)" % (path, out))
+            k.done(pod)
+            files.append(os.path.join(LEARNED, "learn_%s_app.profile" % name))
+        for f in files:
+            wait_for(lambda: os.path.exists(f), what="the learned profile %s" % f)
+            r = subprocess.run([BW, "check", f], capture_output=True, text=True)
+            check_eq(r.returncode, 0, "bpfwarden check %s (%s)" % (f, r.stdout + r.stderr))
+        merged = os.path.join(DATA, "merged.profile")
+        r = subprocess.run([BW, "profile", "merge"] + files + ["--name", "learned", "-o", merged],
+                           capture_output=True, text=True)
+        check_eq(r.returncode, 0, "profile merge (%s)" % (r.stdout + r.stderr))
+        text = open(merged).read().replace("mode learn\n", "mode enforce\n")
+        configmap(profiles(learned=text))
+        wait_for(lambda: any(e.get("msg", "").startswith("profile learned")
+                             for e in log_events()[-30:]), what="the merged profile loaded")
+        for name, path, ok in (("learn-c", "/etc/motd", True), ("learn-d", "/etc/hostname", True),
+                               ("learn-e", "/etc/passwd", False)):
+            pod = k.run_pod(name, namespace="learn")
+            rc, out, _ = k.run(pod, "app", ["/bin/cat", path])
+            check_eq(rc == 0, ok, "cat %s under the merged profile, enforcing (rc %d, %s)"
+                     % (path, rc, out))
+            if ok:
+                check(not deny_events(pod), "denials of %s under the merged profile: %r"
+                      % (name, deny_events(pod)))
+            else:
+                wait_for(lambda: deny_events(pod, path), what="the deny event of %s" % path)
+            k.done(pod)
+    finally:
+        configmap(profiles())
+
+
 CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
          exec_into, child_cgroup, volume_and_hard_link, late_denied_directory, profile_edit, log_reopen,
-         metrics, agent_image]
+         metrics, agent_image, learn_containers]
 
 
 def make(mode, case):

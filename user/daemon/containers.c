@@ -278,6 +278,18 @@ static struct {
 	char path[PATH_MAX];
 } child_cache[CHILD_CACHE];
 
+int d_container_cgdir(struct daemon *d, const struct bw_k8s_id *k8s, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < d->ncontainers; i++)
+		if (&d->containers[i]->k8s == k8s) {
+			snprintf(out, len, "%s", d->containers[i]->cgdir);
+			return 0;
+		}
+	return -ENOENT;
+}
+
 const struct bw_k8s_id *d_identify(void *ctx, uint64_t id, char *path, size_t len)
 {
 	struct daemon *d = ctx;

@@ -45,7 +45,8 @@ struct d_profile {
 	struct bw_events ev;
 	bool events_open;
 	enum bw_mode mode;
-	bool removed; /* its file is gone; its containers stay governed by this version */
+	struct daemon *daemon; /* its learn records' (learn.c) */
+	bool removed;	       /* its file is gone; its containers stay governed by this version */
 	/* What the kernel counted in the slots of its earlier versions (metrics). */
 	struct bw_counters base;
 	uint64_t base_ops[BW_OPSTATS_PER_SLOT];
@@ -105,6 +106,9 @@ struct daemon {
 	const char *socket;    /* the hook socket */
 	const char *state_dir; /* the runtime's state, for identities after a restart */
 	const char *selectors_file;
+	const char *learn_dir; /* --learn-dir: the learned profiles (learn.c) */
+	struct d_learned **learned;
+	size_t nlearned;
 	bool per_pod_metrics;
 	bool bpf_stats;
 	int stats_fd; /* BPF_ENABLE_STATS while the daemon runs, -1 */
@@ -163,11 +167,24 @@ int d_services_sync(struct daemon *d, bool say);
 /* Tell of selected cgroups the kernel could not govern since the last look. */
 void d_services_check(struct daemon *d);
 
+/* learn.c */
+/* struct bw_events.on_learn of a profile (ctx): the record to its container's or service's set. */
+void d_learn_event(void *ctx, const struct bw_event *ev, const char *path, const char *exe,
+		   bool here);
+/*
+ * Write the learned profiles of containers and services that are gone, or
+ * have new objects and were last written D_LEARN_WRITE_MS ago; all: every
+ * one with new objects, and forget them all (a clean stop).
+ */
+void d_learn_flush(struct daemon *d, bool all);
+
 /* containers.c */
 /* Answer one hook request. */
 void d_container_create(struct daemon *d, const struct bw_hook_req *req, struct bw_hook_resp *out);
 /* bw_events.identify: a cgroup's path and its container's identity. */
 const struct bw_k8s_id *d_identify(void *ctx, uint64_t cgroup_id, char *path, size_t len);
+/* The cgroup (absolute) of the container whose identity d_identify gave; -ENOENT. */
+int d_container_cgdir(struct daemon *d, const struct bw_k8s_id *k8s, char *out, size_t len);
 /* Forget containers whose cgroup is gone. */
 void d_containers_reap(struct daemon *d);
 /* Containers governed before this daemon started, from the runtime's state. */

@@ -182,6 +182,12 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 	snprintf(np->ev.cgroup_dir, sizeof(np->ev.cgroup_dir), "%s", d->cgroot);
 	np->ev.identify = d_identify;
 	np->ev.identify_ctx = d;
+	np->daemon = d;
+	/* Only learn mode makes learn records: each kept for its container's profile. */
+	if (d->learn_dir) {
+		np->ev.on_learn = d_learn_event;
+		np->ev.learn_ctx = np;
+	}
 	ret = bw_events_open(&np->ev, np->slot.rb_fd);
 	if (ret)
 		return ret;
@@ -229,6 +235,10 @@ void d_slot_drain(struct daemon *d, uint32_t from, const struct d_profile *p)
 	snprintf(e.cgroup_dir, sizeof(e.cgroup_dir), "%s", d->cgroot);
 	e.identify = d_identify;
 	e.identify_ctx = d;
+	if (d->learn_dir) {
+		e.on_learn = d_learn_event;
+		e.learn_ctx = (void *)p;
+	}
 	if (bw_events_open(&e, fd)) {
 		d_agent(d, NULL, "cannot read the records left in slot %u: %s", from,
 			strerror(errno));
