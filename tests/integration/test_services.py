@@ -87,6 +87,16 @@ def events(log):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def report(name, rules):
+    """One line for docs/learn.md's table: how many rules were learned, and
+    how many of them stand for more than one object (a subtree or a
+    prefix, each a widening)."""
+    allows = [r for r in rules if r.startswith(("allow ", "deny "))]
+    wide = [r for r in allows if r.split()[-1].endswith("*") or "/**" in r]
+    print("# learned %s: %d rules, %d of them widened" % (name, len(allows), len(wide)),
+          flush=True)
+
+
 def test_postgresql_starts_again_under_its_learned_profile():
     d, job = cluster()
     out, log = S + "/pg.profile", S + "/learn.log"
@@ -97,6 +107,7 @@ def test_postgresql_starts_again_under_its_learned_profile():
     with open(out) as f:
         learned = f.read()
     rules = [l for l in learned.splitlines() if l and not l.startswith("#")]
+    report("postgresql", rules)
     check("allow file rw /dev/shm/PostgreSQL.*" in rules,
           "the segments as a name prefix:\n%s" % "\n".join(rules))
     check(not [l for l in rules if l.startswith("allow file") and "/dev/shm/PostgreSQL.1" in l
@@ -196,6 +207,7 @@ def test_redis_reads_back_its_data_under_its_learned_profile():
     check_eq((r.returncode, r.stdout.split()), (0, ["1"]),
              "the learning start (stderr %s)" % r.stderr)
     rules = [l for l in open(out).read().splitlines() if l and not l.startswith("#")]
+    report("redis", rules)
     check("allow file rw %s/data/**" % d in rules, "its data read back:\n%s" % "\n".join(rules))
     # (PAM's pam_limits in runuser reads init's /proc/1/limits: not its own, and not per-run.)
     pids = [l for l in rules if l.split()[-1].startswith("/proc/") and
@@ -394,6 +406,7 @@ def test_nginx_serves_its_document_root_under_its_learned_profile():
     check_eq(rc, 0, "the learning run (stderr %s)" % err)
     text = open(out).read()
     rules = [l for l in text.splitlines() if l and not l.startswith("#")]
+    report("nginx", rules)
     check("allow file r %s/**" % www in rules and "profile nginx" in rules,
           "the document root its configuration names, as a content root:\n%s" % text)
     wide = [l for l in rules if l.endswith("/**") and l.startswith("allow file")]
@@ -479,6 +492,7 @@ def test_cpython_suite_passes_under_its_learned_profile():
     check_eq(bad, [], "tests that failed while learning")
     with open(out) as f:
         rules = [l for l in f.read().splitlines() if l and not l.startswith("#")]
+    report("cpython-tests", rules)
     with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
         lo, hi = f.read().split()
     check("allow file rw %s/**" % tmp in rules, "the job's TMPDIR:\n%s" % "\n".join(rules))
