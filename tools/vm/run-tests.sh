@@ -14,6 +14,9 @@
 #   TEST...        passed to tests/integration/run.sh (default: all tests)
 #   BW_KERNELS     kernels to test, default "6.1 6.12"
 #   BW_VM_SERIAL   1: one kernel after the other, output unprefixed
+#   BW_VM_SUITE    the guest's suite (default tests/integration/run.sh)
+#   BW_VM_TAG      in the logs' names: build/vmtest-TAG-KERNEL.log
+#   BW_VM_KARGS    more kernel parameters (vmrun.sh); a later lsm= wins
 #   --timeout      per guest run, default $BW_VM_TIMEOUT or 3600
 set -uo pipefail
 
@@ -93,7 +96,7 @@ else
 	for k in "${kernels[@]}"; do
 		(
 			set -o pipefail
-			run_kernel "$k" "$results/$k" "$@" 2>&1 | tee "$ROOT/build/vmtest-$k.log" |
+			run_kernel "$k" "$results/$k" "$@" 2>&1 | tee "$ROOT/build/vmtest${BW_VM_TAG:+-$BW_VM_TAG}-$k.log" |
 				sed -u "s/^/[$k] /"
 		) &
 		pids+=($!)
@@ -102,7 +105,7 @@ else
 		wait "$pid" || failed=1
 	done
 	for k in "${kernels[@]}"; do
-		echo "run-tests: kernel $k's whole output: build/vmtest-$k.log"
+		echo "run-tests: kernel $k's whole output: build/vmtest${BW_VM_TAG:+-$BW_VM_TAG}-$k.log"
 	done
 fi
 
