@@ -5,8 +5,9 @@
  * so the hooks need a single lookup of the current cgroup id. Entries go
  * away with their cgroup. Both count what they change (cgcount.bpf.h): a
  * made entry is charged to the slot of the sandbox that made it (else its
- * parent's), whose limits cgguard.bpf.c checks before the mkdir. A cgroup
- * made outside every governed one is matched against the daemon's service
+ * parent's), whose limits cgguard.bpf.c checks before the mkdir. One made
+ * below a cgroup waiting for its first exec (bw_pending) waits likewise. A
+ * cgroup made outside every governed or waiting one is matched against the daemon's service
  * selectors (`match cgroup=GLOB`, include/bpfwarden.h), so that a service's
  * cgroup is governed from its first exec whoever makes it and whether the
  * daemon runs or not. tp_btf works on every kernel we support, including
@@ -182,6 +183,29 @@ static __always_inline void bw_cg_select_made(struct cgroup *cgrp, const char *p
 	bw_cg_count_add(BW_CG_AGENT, 1);
 }
 
+/*
+ * A cgroup made below one waiting for its first exec (a unit's cgroup that
+ * systemd's DelegateSubgroup= splits before the exec, a runtime's nested
+ * cgroup) waits too, for its own first exec, with the same entry: the first
+ * exec may come in either. Counted as an agent's entry, as the parent's.
+ * False when there is no room: the caller governs it at once instead.
+ */
+static __always_inline bool bw_cg_pending_made(struct cgroup *cgrp, struct bw_cgroup *parent)
+{
+	struct bw_cgroup v = *parent;
+	__u64 id;
+
+	if (bw_cg_count_get(BW_CG_AGENT) >= BW_MAX_CGROUPS)
+		return false;
+	v.charged = 0;
+	id = BPF_CORE_READ(cgrp, kn, id);
+	bw_gov_mark(id);
+	if (bpf_map_update_elem(&bw_pending, &id, &v, BPF_NOEXIST))
+		return false;
+	bw_cg_count_add(BW_CG_AGENT, 1);
+	return true;
+}
+
 SEC("tp_btf/cgroup_mkdir")
 int BPF_PROG(bw_cg_mkdir, struct cgroup *cgrp, const char *path)
 {
@@ -199,8 +223,14 @@ int BPF_PROG(bw_cg_mkdir, struct cgroup *cgrp, const char *path)
 	parent_id = BPF_CORE_READ(parent_css, cgroup, kn, id);
 	parent = bpf_map_lookup_elem(&bw_cgroups, &parent_id);
 	if (!parent) {
-		bw_cg_select_made(cgrp, path);
-		return 0;
+		parent = bpf_map_lookup_elem(&bw_pending, &parent_id);
+		if (!parent) {
+			bw_cg_select_made(cgrp, path);
+			return 0;
+		}
+		if (bw_cg_pending_made(cgrp, parent))
+			return 0;
+		/* No room to wait for its first exec: governed from now, as made below. */
 	}
 	/* We run in the mkdir(2) of the process making it. */
 	maker = bw_governing(&maker_id, &maker_copy);

@@ -882,7 +882,7 @@ def test_daemon_governs_services_as_they_are_made():
                 % (deny, tag, tag))
     names = ("running.service", "empty.service", "first.service", "first.scope", "order.service",
              "glob/a/b/deep1.service", "glob/a/b/deep1.scope", "down.service", "after.service",
-             "gone.service")
+             "gone.service", "split.service", "split.service/supervisor")
     procs, daemons = [], []
 
     def start_daemon():
@@ -943,6 +943,11 @@ def test_daemon_governs_services_as_they_are_made():
         for name in ("first.scope", "glob/a/b/deep1.scope", "glob/a/b"):
             check_eq(connect_from(cg(name)), "through",
                      "a connect from %s, which no glob selects (the control)" % name)
+        # A unit split before its first exec (systemd's DelegateSubgroup=): its
+        # first exec in the subgroup, which no glob names, is governed all the same.
+        os.mkdir(cg("split.service"))
+        os.mkdir(cg("split.service/supervisor"))
+        governed_by("split.service/supervisor", "svc")
         # status lists the selectors in the kernel, in order, with their profiles.
         st = json.loads(subprocess.run([BW, "status", "--json"], capture_output=True,
                                        text=True).stdout)
