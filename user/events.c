@@ -75,20 +75,42 @@ const char *bw_events_cgroup_path(struct bw_events *e, uint64_t id)
 	return path;
 }
 
-static void kill_cgroup(struct bw_events *e)
+static void kill_cgroup(struct bw_events *e, uint64_t cgroup_id)
 {
-	char path[PATH_MAX + 16];
+	char path[PATH_MAX + 16], dir[PATH_MAX], msg[PATH_MAX + 128];
 	int ret;
 
-	if (e->killed)
-		return;
-	e->killed = 1;
-	snprintf(path, sizeof(path), "%s/cgroup.kill", e->cgroup_dir);
+	if (!e->kill_target) {
+		if (e->killed)
+			return;
+		e->killed = 1;
+		snprintf(dir, sizeof(dir), "%s", e->cgroup_dir);
+	} else {
+		ret = e->kill_target(e->identify_ctx, cgroup_id, dir, sizeof(dir));
+		if (ret) {
+			snprintf(msg, sizeof(msg),
+				 "on-deny kill: no governed cgroup found for cgroup %llu: %s",
+				 (unsigned long long)cgroup_id, strerror(-ret));
+			bw_events_agent(e, msg);
+			return;
+		}
+		/* Its other denials, read before it was gone, end nothing more. */
+		if (!strcmp(dir, e->killed_dir))
+			return;
+		snprintf(e->killed_dir, sizeof(e->killed_dir), "%s", dir);
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
 	ret = bw_write_file(path, "1");
-	if (ret)
+	if (ret) {
 		bw_err("on-deny kill: cannot write %s: %s", path, strerror(-ret));
-	else
-		bw_events_agent(e, "on-deny kill: killed every process of the governed cgroup");
+		snprintf(msg, sizeof(msg), "on-deny kill: cannot write %s: %s", path,
+			 strerror(-ret));
+	} else {
+		snprintf(msg, sizeof(msg),
+			 "on-deny kill: killed every process of the governed cgroup %s",
+			 bw_cgroup_rel(dir));
+	}
+	bw_events_agent(e, msg);
 }
 
 struct dev_mount {
@@ -162,7 +184,7 @@ static struct {
 	struct mtab_entry {
 		uint32_t dev; /* bw_kdev */
 		char *root, *target;
-	} *m;
+	} * m;
 	size_t n, cap;
 	time_t read_at;
 } mtab;
@@ -415,7 +437,7 @@ static int handle(void *ctx, void *data, size_t size)
 		if (e->on_deny)
 			e->on_deny(e->learn_ctx, ev, path, exe, here);
 		if (e->kill_on_deny)
-			kill_cgroup(e);
+			kill_cgroup(e, ev->cgroup_id);
 	} else if (ev->type == BW_EV_AUDIT) {
 		e->audits++;
 	} else {

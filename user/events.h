@@ -34,6 +34,13 @@ struct bw_events {
 	uint64_t denials, audits, learned, lost;
 	int killed;
 	/*
+	 * The daemon, whose profiles govern many cgroups: the governed cgroup
+	 * (absolute) that on-deny kill ends for a record of cgroup_id (its
+	 * container's, its service's), or -errno. Unset: cgroup_dir, once.
+	 */
+	int (*kill_target)(void *ctx, uint64_t cgroup_id, char *dir, size_t len);
+	char killed_dir[PATH_MAX]; /* the last one it ended */
+	/*
 	 * Called for each learn record, after it is logged (run --mode learn
 	 * --output). here: the agent sees the object at path too (the process's
 	 * view is the agent's, or the agent found the same name for it).

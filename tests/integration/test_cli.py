@@ -19,8 +19,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bwtest import (BW, REPO, cgroup_root, check, check_eq, events, lsm_active, main,  # noqa: E402
-                    make_cgroup, profile, skip, wait_for)
+from bwtest import (BW, REPO, Failure, cgroup_root, check, check_eq, events,  # noqa: E402
+                    lsm_active, main, make_cgroup, profile, skip, wait_for)
 
 COMMANDS = {
     "run": ["--profile", "--mode", "--log", "--event-rate", "--output", "--min-children",
@@ -1116,6 +1116,67 @@ def test_daemon_learns_each_service():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def test_daemon_on_deny_kill_ends_the_service():
+    """`on-deny kill` in a profile the daemon puts in force by `match
+    cgroup=`: a denied connect from a cgroup below a selected service ends
+    the whole service (its cgroup.kill: the process that asked, the other
+    in the service's own cgroup, SIGKILL), with an agent record naming the
+    service's cgroup; another service of the same profile that did nothing
+    denied keeps running, and so does the daemon. Host and guest."""
+    work = tempfile.mkdtemp(prefix="bw-dkill-")
+    policy, sock, log = work + "/policy", work + "/hook.sock", work + "/daemon.log"
+    os.makedirs(policy)
+    tag = "bwtest-dk%d" % os.getpid()
+    root = cgroup_root()
+
+    def cg(name):
+        return os.path.join(root, "%s-%s" % (tag, name))
+    with open(policy + "/killer.profile", "w") as f:
+        f.write("profile killer\ndefault allow\ndeny net connect tcp 127.0.0.1:%d\n"
+                "on-deny kill\nmatch cgroup=/%s-*.service\n" % (SERVICE_PORT, tag))
+    d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--socket", sock],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    names, procs = ["bad.service", "bad.service/sub", "good.service"], []
+    try:
+        wait_for(lambda: os.path.exists(sock) or d.poll() is not None, timeout=180,
+                 what="the daemon to start")
+        check(d.poll() is None, "the daemon ended: %s" % (d.stderr.read()
+                                                          if d.poll() is not None else ""))
+        for name in names:
+            os.mkdir(cg(name))
+        bystander = start_in(cg("bad.service"), ["sleep", "600"])
+        other = start_in(cg("good.service"), ["sleep", "600"])
+        procs += [bystander, other]
+        asker = start_in(cg("bad.service/sub"), [sys.executable, "-c", CONNECT + "import time\n"
+                                                 "time.sleep(600)\n"])
+        procs.append(asker)
+        for p, what in ((asker, "the process whose connect was denied"),
+                        (bystander, "the other process of the service")):
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                raise Failure("%s still runs a minute after the denial" % what)
+            check_eq(p.returncode, -signal.SIGKILL, "how %s ended" % what)
+        msg = "on-deny kill: killed every process of the governed cgroup /%s-bad.service" % tag
+        wait_for(lambda: any(e.get("msg") == msg for e in events(log)), timeout=30,
+                 what="the agent record of the kill")
+        time.sleep(1)
+        check(other.poll() is None, "the other service was killed too")
+        check(d.poll() is None, "the daemon ended")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for name in reversed(names):
+            kill_cgroup(cg(name))
+        clear_policy_dir(policy, log, d)
+        if d.poll() is None:
+            d.terminate()
+            d.wait(timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def test_example_service_and_its_profile():
     """deploy/systemd/example: the unit's ExecStart, started in a cgroup
     made as systemd makes the unit's (its directory and port taken to the
@@ -1224,6 +1285,7 @@ TESTS = [
     test_daemon_works_with_the_units_capabilities,
     test_daemon_governs_services_as_they_are_made,
     test_daemon_learns_each_service,
+    test_daemon_on_deny_kill_ends_the_service,
     test_example_service_and_its_profile,
 ]
 

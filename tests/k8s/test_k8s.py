@@ -52,6 +52,12 @@ deny file rw /etc/shadow
 """
 # kubectl exec into a default-deny container: runc's init lists /proc/self/fd.
 STRICT_EXEC = STRICT.replace("profile strict", "profile strict-exec") + "allow file r /proc/**\n"
+# Ends a container at its first denial.
+KILLER = """profile killer
+default allow
+deny file rw /etc/shadow
+on-deny kill
+"""
 # Learns what the containers of namespace learn named app do.
 LEARNER = """profile learner
 mode learn
@@ -75,7 +81,7 @@ state = {"mode": None, "kubelet": None, "daemon": None, "generation": 0}
 def profiles(**changed):
     """The node's policy directory: these profiles, some of them changed."""
     files = {"web": WEB, "nested": NESTED, "batch": BATCH, "strict": STRICT,
-             "strict-exec": STRICT_EXEC}
+             "strict-exec": STRICT_EXEC, "killer": KILLER}
     files.update(changed)
     return {name + ".profile": text for name, text in files.items()}
 
@@ -597,6 +603,31 @@ def agent_image(k):
     k.done(pod)
 
 
+def on_deny_kill(k):
+    """`on-deny kill`: a container's first denial ends the whole container
+    (its cgroup.kill: the shell that would have slept on is killed too, a
+    moment after the denial, as the agent reads it), with an agent record
+    naming its cgroup; a container of the same profile in another pod that
+    did nothing denied keeps running."""
+    calm = k.run_pod("killer-calm", annotations={"bpfwarden.io/profile": "killer"})
+    calm_id = k.create(calm, "app", ["/bin/sleep", "600"])
+    k.start(calm_id)
+    pod = k.run_pod("killer-1", annotations={"bpfwarden.io/profile": "killer"})
+    start = time.time()
+    rc, out, cid = k.run(pod, "app", ["/bin/sh", "-c", "cat /etc/shadow; echo after; sleep 600"],
+                         timeout=120)
+    check(time.time() - start < 100, "the container ran on after its denial")
+    check_eq(rc, 137, "the container's exit status (output %s)" % out)
+    wait_for(lambda: any(e.get("msg", "").startswith(
+        "on-deny kill: killed every process of the governed cgroup") and
+        e.get("msg", "").endswith(cid) for e in log_events()),
+        what="the agent record of the kill")
+    check_eq(k.status(calm_id).get("state"), "CONTAINER_RUNNING",
+             "the container of the other pod")
+    k.done(pod)
+    k.done(calm)
+
+
 def learn_containers(k):
     """A profile in learn mode: each container it governs gets a learned
     profile in the daemon's --learn-dir (NAMESPACE_POD_CONTAINER.profile),
@@ -646,7 +677,7 @@ def learn_containers(k):
 
 CASES = [first_instruction, default_deny, unselected_untouched, match_line_selects, daemon_down, restart,
          exec_into, child_cgroup, volume_and_hard_link, late_denied_directory, profile_edit, log_reopen,
-         metrics, agent_image, learn_containers]
+         metrics, agent_image, learn_containers, on_deny_kill]
 
 
 def make(mode, case):

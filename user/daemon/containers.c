@@ -278,6 +278,37 @@ static struct {
 	char path[PATH_MAX];
 } child_cache[CHILD_CACHE];
 
+int d_kill_target(void *ctx, uint64_t cgroup_id, char *dir, size_t len)
+{
+	struct daemon *d = ctx;
+	const struct bw_k8s_id *k8s;
+	struct bw_cgroup cur, up;
+	char rel[PATH_MAX], abs[PATH_MAX], *slash;
+	uint64_t id;
+
+	rel[0] = '\0';
+	k8s = d_identify(d, cgroup_id, rel, sizeof(rel));
+	if (k8s)
+		return d_container_cgdir(d, k8s, dir, len);
+	if (!rel[0] || bw_governor(&d->maps, cgroup_id, &cur))
+		return -ENOENT;
+	/* A service: the highest cgroup of its subtree that its slot governs. */
+	snprintf(abs, sizeof(abs), "%s%s", d->cgroot, rel);
+	while ((slash = strrchr(abs, '/')) && slash > abs + strlen(d->cgroot)) {
+		*slash = '\0';
+		if (bw_cgroup_id(abs, &id) || bw_governor(&d->maps, id, &up) ||
+		    up.policy != cur.policy) {
+			*slash = '/';
+			break;
+		}
+	}
+	/* Never the root: every process of the host is in it. */
+	if (!strcmp(abs, d->cgroot) || !bw_cgroup_rel(abs)[1])
+		return -EPERM;
+	snprintf(dir, len, "%s", abs);
+	return 0;
+}
+
 int d_container_cgdir(struct daemon *d, const struct bw_k8s_id *k8s, char *out, size_t len)
 {
 	size_t i;

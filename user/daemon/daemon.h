@@ -183,6 +183,12 @@ void d_learn_flush(struct daemon *d, bool all);
 void d_container_create(struct daemon *d, const struct bw_hook_req *req, struct bw_hook_resp *out);
 /* bw_events.identify: a cgroup's path and its container's identity. */
 const struct bw_k8s_id *d_identify(void *ctx, uint64_t cgroup_id, char *path, size_t len);
+/*
+ * struct bw_events.kill_target: what on-deny kill ends for a record of
+ * cgroup_id, its container's cgroup or its service's (the highest cgroup
+ * of its subtree its slot governs); -errno when none.
+ */
+int d_kill_target(void *ctx, uint64_t cgroup_id, char *dir, size_t len);
 /* The cgroup (absolute) of the container whose identity d_identify gave; -ENOENT. */
 int d_container_cgdir(struct daemon *d, const struct bw_k8s_id *k8s, char *out, size_t len);
 /* Forget containers whose cgroup is gone. */

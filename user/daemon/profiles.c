@@ -182,6 +182,7 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 	snprintf(np->ev.cgroup_dir, sizeof(np->ev.cgroup_dir), "%s", d->cgroot);
 	np->ev.identify = d_identify;
 	np->ev.identify_ctx = d;
+	np->ev.kill_target = d_kill_target;
 	np->daemon = d;
 	/* Only learn mode makes learn records: each kept for its container's profile. */
 	if (d->learn_dir) {
@@ -235,6 +236,9 @@ void d_slot_drain(struct daemon *d, uint32_t from, const struct d_profile *p)
 	snprintf(e.cgroup_dir, sizeof(e.cgroup_dir), "%s", d->cgroot);
 	e.identify = d_identify;
 	e.identify_ctx = d;
+	/* A denial no daemon was there to act on: its cgroup ends now, under p. */
+	e.kill_on_deny = p->c.policy.on_deny == BW_ON_DENY_KILL;
+	e.kill_target = d_kill_target;
 	if (d->learn_dir) {
 		e.on_learn = d_learn_event;
 		e.learn_ctx = (void *)p;
