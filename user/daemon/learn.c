@@ -76,6 +76,15 @@ static void service_of(const struct bw_profile *p, const char *rel, char *out, s
 	snprintf(out, len, "%s", rel);
 }
 
+static void learned_free(struct d_learned *t)
+{
+	bw_learn_free(t->set);
+	free(t->key);
+	free(t->profile);
+	free(t->cgdir);
+	free(t);
+}
+
 static struct d_learned *target(struct daemon *d, const char *key, const char *profile,
 				const char *cgdir)
 {
@@ -98,11 +107,7 @@ static struct d_learned *target(struct daemon *d, const char *key, const char *p
 	t->set = bw_learn_new();
 	t->written_at = bw_now_ms();
 	if (!t->key || !t->profile || !t->cgdir || !t->set) {
-		bw_learn_free(t->set);
-		free(t->key);
-		free(t->profile);
-		free(t->cgdir);
-		free(t);
+		learned_free(t);
 		return NULL;
 	}
 	v[d->nlearned++] = t;
@@ -190,15 +195,6 @@ static int write_one(struct daemon *d, struct d_learned *t)
 	d_agent(d, NULL, "learned profile %s written: %zu objects from %llu records (profile %s)",
 		file, t->written, (unsigned long long)bw_learn_events(t->set), t->profile);
 	return 0;
-}
-
-static void learned_free(struct d_learned *t)
-{
-	bw_learn_free(t->set);
-	free(t->key);
-	free(t->profile);
-	free(t->cgdir);
-	free(t);
 }
 
 void d_learn_flush(struct daemon *d, bool all)

@@ -137,6 +137,29 @@ static int compile_file(struct daemon *d, const char *path, const char *file, st
 	return 0;
 }
 
+/*
+ * A reader of slot's records, as profile p governs them: the daemon's log,
+ * identities, on-deny kill of the container or service, and (learn mode
+ * makes learn records) a learned profile per container or service.
+ */
+static void events_setup(struct daemon *d, struct bw_events *e, uint32_t slot,
+			 const struct d_profile *p)
+{
+	e->log_fd = d->log_fd;
+	e->profile = p->p;
+	e->slot = slot;
+	e->maps = &d->maps;
+	e->kill_on_deny = p->c.policy.on_deny == BW_ON_DENY_KILL;
+	snprintf(e->cgroup_dir, sizeof(e->cgroup_dir), "%s", d->cgroot);
+	e->identify = d_identify;
+	e->identify_ctx = d;
+	e->kill_target = d_kill_target;
+	if (d->learn_dir) {
+		e->on_learn = d_learn_event;
+		e->learn_ctx = (void *)p; /* d_learn_event reads it only */
+	}
+}
+
 /* Install np in a new slot, its pins in views; start reading its events. */
 static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_view *views,
 		   size_t nviews)
@@ -174,21 +197,8 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 			"profile %s is in policy slot %u: its decisions are not counted in the "
 			"metrics (the first %d slots are; others are taken by sandboxes)",
 			np->name, np->slot.id, BW_OPSTATS_SLOTS);
-	np->ev.log_fd = d->log_fd;
-	np->ev.profile = np->p;
-	np->ev.slot = np->slot.id;
-	np->ev.maps = &d->maps;
-	np->ev.kill_on_deny = np->c.policy.on_deny == BW_ON_DENY_KILL;
-	snprintf(np->ev.cgroup_dir, sizeof(np->ev.cgroup_dir), "%s", d->cgroot);
-	np->ev.identify = d_identify;
-	np->ev.identify_ctx = d;
-	np->ev.kill_target = d_kill_target;
 	np->daemon = d;
-	/* Only learn mode makes learn records: each kept for its container's profile. */
-	if (d->learn_dir) {
-		np->ev.on_learn = d_learn_event;
-		np->ev.learn_ctx = np;
-	}
+	events_setup(d, &np->ev, np->slot.id, np);
 	ret = bw_events_open(&np->ev, np->slot.rb_fd);
 	if (ret)
 		return ret;
@@ -229,20 +239,9 @@ void d_slot_drain(struct daemon *d, uint32_t from, const struct d_profile *p)
 	 */
 	same = !bw_slot_name_get(from, name, sizeof(name), &digest) && !strcmp(name, p->name) &&
 	       digest == bw_profile_digest(p->p);
-	e.log_fd = d->log_fd;
+	/* A denial no daemon was there to act on ends its cgroup now, under p. */
+	events_setup(d, &e, from, p);
 	e.profile = same ? p->p : &named;
-	e.slot = from;
-	e.maps = &d->maps;
-	snprintf(e.cgroup_dir, sizeof(e.cgroup_dir), "%s", d->cgroot);
-	e.identify = d_identify;
-	e.identify_ctx = d;
-	/* A denial no daemon was there to act on: its cgroup ends now, under p. */
-	e.kill_on_deny = p->c.policy.on_deny == BW_ON_DENY_KILL;
-	e.kill_target = d_kill_target;
-	if (d->learn_dir) {
-		e.on_learn = d_learn_event;
-		e.learn_ctx = (void *)p;
-	}
 	if (bw_events_open(&e, fd)) {
 		d_agent(d, NULL, "cannot read the records left in slot %u: %s", from,
 			strerror(errno));
