@@ -835,6 +835,35 @@ def clear_policy_dir(policy, log, d):
         pass
 
 
+def daemon_up(policy, sock, log, *extra):
+    """The daemon on policy (its hook on sock, its log in log, then extra
+    options), once it listens; killed if it does not start."""
+    d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--socket", sock]
+                         + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not os.path.exists(sock):
+            check(d.poll() is None, "the daemon ended: %s" % (d.stderr.read()
+                                                              if d.poll() is not None else ""))
+            check(time.monotonic() < deadline, "the daemon did not start")
+            time.sleep(0.2)
+    except BaseException:
+        if d.poll() is None:
+            d.kill()
+            d.wait()
+        raise
+    return d
+
+
+def daemon_down(policy, log, d):
+    """Its selectors out of the kernel (they keep their slot), then the daemon stopped."""
+    clear_policy_dir(policy, log, d)
+    if d is not None and d.poll() is None:
+        d.terminate()
+        d.wait(timeout=60)
+
+
 def kill_cgroup(cg):
     if not os.path.isdir(cg):
         return
@@ -886,17 +915,8 @@ def test_daemon_governs_services_as_they_are_made():
     procs, daemons = [], []
 
     def start_daemon():
-        d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--socket",
-                              sock], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True)
-        daemons.append(d)
-        deadline = time.monotonic() + 180
-        while not os.path.exists(sock):
-            check(d.poll() is None, "the daemon ended: %s" % (d.stderr.read()
-                                                              if d.poll() is not None else ""))
-            check(time.monotonic() < deadline, "the daemon did not start")
-            time.sleep(0.2)
-        return d
+        daemons.append(daemon_up(policy, sock, log))
+        return daemons[-1]
 
     def agent_msgs():
         return [e.get("msg", "") for e in events(log) if e.get("type") == "agent"]
@@ -1039,9 +1059,7 @@ def test_daemon_learns_each_service():
         f.write("profile learner\nmode learn\n%smatch cgroup=/%s-*.service\n"
                 % ("default deny\n" if lsm_active() else
                    "default allow file\ndefault allow exec\ndefault deny net\n", tag))
-    d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--socket", sock,
-                          "--learn-dir", learned], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
+    d = None
 
     def agent_msgs():
         return [e.get("msg", "") for e in events(log) if e.get("type") == "agent"]
@@ -1052,10 +1070,7 @@ def test_daemon_learns_each_service():
         return {"ERR 111": "through", "ERR 1": "EPERM"}.get(out, out)
     made = []
     try:
-        wait_for(lambda: os.path.exists(sock) or d.poll() is not None, timeout=180,
-                 what="the daemon to start")
-        check(d.poll() is None, "the daemon ended: %s" % (d.stderr.read()
-                                                          if d.poll() is not None else ""))
+        d = daemon_up(policy, sock, log, "--learn-dir", learned)
         for name, port in (("a.service", port_a), ("b.service", port_b)):
             os.mkdir(cg(name))
             made.append(name)
@@ -1109,10 +1124,7 @@ def test_daemon_learns_each_service():
     finally:
         for name in made:
             kill_cgroup(cg(name))
-        clear_policy_dir(policy, log, d)
-        if d.poll() is None:
-            d.terminate()
-            d.wait(timeout=60)
+        daemon_down(policy, log, d)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -1134,14 +1146,9 @@ def test_daemon_on_deny_kill_ends_the_service():
     with open(policy + "/killer.profile", "w") as f:
         f.write("profile killer\ndefault allow\ndeny net connect tcp 127.0.0.1:%d\n"
                 "on-deny kill\nmatch cgroup=/%s-*.service\n" % (SERVICE_PORT, tag))
-    d = subprocess.Popen([BW, "daemon", "--policy-dir", policy, "--log", log, "--socket", sock],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    names, procs = ["bad.service", "bad.service/sub", "good.service"], []
+    names, procs, d = ["bad.service", "bad.service/sub", "good.service"], [], None
     try:
-        wait_for(lambda: os.path.exists(sock) or d.poll() is not None, timeout=180,
-                 what="the daemon to start")
-        check(d.poll() is None, "the daemon ended: %s" % (d.stderr.read()
-                                                          if d.poll() is not None else ""))
+        d = daemon_up(policy, sock, log)
         for name in names:
             os.mkdir(cg(name))
         bystander = start_in(cg("bad.service"), ["sleep", "600"])
@@ -1170,10 +1177,7 @@ def test_daemon_on_deny_kill_ends_the_service():
                 p.wait()
         for name in reversed(names):
             kill_cgroup(cg(name))
-        clear_policy_dir(policy, log, d)
-        if d.poll() is None:
-            d.terminate()
-            d.wait(timeout=60)
+        daemon_down(policy, log, d)
         shutil.rmtree(work, ignore_errors=True)
 
 
