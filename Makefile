@@ -54,7 +54,7 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
 # profile writer is user/learn/ but for its glue to the agent (agent.c).
 UNIT_USER_OBJS := $(filter $(BUILD)/user/compile.o $(BUILD)/user/jsonw.o $(BUILD)/user/cgroup.o \
 	$(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_check.o \
-	$(BUILD)/user/pins.o $(BUILD)/user/positions.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o \
+	$(BUILD)/user/pins.o $(BUILD)/user/positions.o $(BUILD)/user/bits.o $(BUILD)/user/event_line.o $(BUILD)/user/libdir.o \
 	$(BUILD)/user/explain.o,$(USER_OBJS)) \
 	$(filter-out $(BUILD)/user/learn/agent.o,$(filter $(BUILD)/user/learn/%.o,$(USER_OBJS)))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
@@ -187,7 +187,8 @@ helpers: $(HELPERS) $(HELPER_LIBS)
 # Host tests: need the right to create BPF maps, no BPF program.
 TRIE_TEST := $(BUILD)/tests/trie_agrees
 $(TRIE_TEST): tests/host/trie_agrees.c $(BUILD)/user/compile.o $(BUILD)/user/pins.o \
-		$(BUILD)/user/positions.o $(BUILD)/user/mounts.o $(BUILD)/user/util.o $(BUILD)/libbwpolicy.a
+		$(BUILD)/user/positions.o $(BUILD)/user/bits.o $(BUILD)/user/mounts.o $(BUILD)/user/util.o \
+		$(BUILD)/libbwpolicy.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) $(MOUNT_LIBS) -o $@
@@ -200,10 +201,8 @@ unit: $(BUILD)/tests/unit_tests
 	$(call msg,TEST,the events schema against docs/events.md)
 	$(Q)/usr/bin/python3 tests/unit/check_schema.py
 
-# The compiler and the pin planning run too (pins.c and positions.c link libbpf
-# and libmount, not called).
-FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/pins.c user/positions.c \
-	user/mounts.c user/util.c
+# The compiler runs too, with its planning of pins (pure C: no libbpf called).
+FUZZ_SRCS := tests/fuzz/fuzz_profile.c $(POLICY_SRCS) user/compile.c user/util.c
 $(BUILD)/fuzz/fuzz_profile: $(FUZZ_SRCS) $(wildcard include/*.h policy/*.h user/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)

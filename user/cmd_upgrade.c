@@ -32,6 +32,7 @@
 #include "loader.h"
 #include "pins.h"
 #include "probe.h"
+#include "bits.h"
 #include "util.h"
 
 struct upgrade {

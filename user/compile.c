@@ -28,7 +28,7 @@
 
 #include "compile.h"
 #include "path.h"
-#include "pins.h"
+#include "util.h"
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -598,6 +598,131 @@ static void one_object(__u8 *verdict, __u16 *rule, const struct bw_rule *r, size
 	}
 }
 
+/*
+ * Inode pins, planned (user/pins.c resolves them at install): which
+ * paths, with the values the trie gives them.
+ */
+struct bw_inode_pin bw_pin_values(const struct bw_file_entry *v, size_t n, const char *path,
+				  int dir)
+{
+	struct bw_inode_pin pin = {};
+	const struct bw_file_entry *e;
+	char key[BW_KEY_PATH_MAX + 2];
+
+	e = bw_entries_find(v, n, path);
+	if (e)
+		pin.self = e->val;
+	pin.self.name_at = 0;
+	pin.self.flags &= ~BW_PATH_SELF;
+	if (dir) {
+		/* "P/" finds the subtree key of P itself, or the nearest above it. */
+		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
+		e = bw_entries_find(v, n, key);
+		if (e)
+			pin.below = e->val;
+		pin.below.name_at = 0;
+		pin.below.flags &= ~BW_PATH_SELF;
+	}
+	return pin;
+}
+
+/* The pins of one category are indexed by path while they are planned. */
+struct plan_ctx {
+	const struct bw_compiled *c;
+	const char *path;
+};
+
+static int same_path(size_t item, const void *ctx)
+{
+	const struct plan_ctx *pc = ctx;
+
+	return !strcmp(pc->c->pins[item].path, pc->path);
+}
+
+static uint64_t path_hash(size_t item, const void *ctx)
+{
+	const struct plan_ctx *pc = ctx;
+	const char *path = pc->c->pins[item].path;
+
+	return bw_hash(path, strlen(path));
+}
+
+/*
+ * Every rule's object is pinned: deny rules so that other names of the object
+ * reach the same decision, the others so that the nearest pinned directory
+ * above an object is the most specific one, and so that attribute changes,
+ * which come without a path, find the rule of the directory they are in.
+ */
+static int plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_cat cat)
+{
+	const struct bw_file_entry *v = cat == BW_CAT_EXEC ? c->execs : c->files;
+	size_t n = cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
+	size_t i, j, first = c->npins, *slot;
+	struct bw_index ix = {};
+	struct plan_ctx pc = {c, NULL};
+	int ret;
+
+	for (i = 0; i < p->nrules; i++) {
+		const struct bw_rule *r = &p->rules[i];
+		struct bw_pin_req *pr;
+
+		/*
+		 * A name prefix names no object to pin (allow rules only: the
+		 * parser refuses a deny); its names are decided by path. Nor does
+		 * /proc/self, which at load is the agent's own.
+		 */
+		if (r->cat != cat || !r->file.path || r->file.name_prefix ||
+		    bw_path_is_proc_self(r->file.path))
+			continue;
+		ret = bw_index_reserve(&ix, path_hash, &pc);
+		if (ret) {
+			bw_index_free(&ix);
+			return ret;
+		}
+		pc.path = r->file.path;
+		slot = bw_index_slot(&ix, bw_hash(pc.path, strlen(pc.path)), same_path, &pc);
+		if (!*slot) {
+			c->pins[c->npins].path = r->file.path;
+			c->pins[c->npins++].cat =
+			    cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
+			*slot = c->npins;
+			ix.n++;
+		}
+		pr = &c->pins[*slot - 1];
+		pr->deny |= r->verdict == BW_V_DENY;
+		pr->subtree |= r->file.subtree && r->verdict == BW_V_DENY;
+		pr->dir |= r->file.subtree;
+	}
+	bw_index_free(&ix);
+	/* Values come from the trie: the same for every rule on one path. */
+	for (j = first; j < c->npins; j++)
+		c->pins[j].pin = bw_pin_values(v, n, c->pins[j].path, c->pins[j].dir);
+	return 0;
+}
+
+static int pins_plan(const struct bw_profile *p, struct bw_compiled *c)
+{
+	size_t i;
+	int ret;
+
+	c->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*c->pins));
+	if (!c->pins)
+		return -ENOMEM;
+	c->npins = 0;
+	ret = plan_cat(p, c, BW_CAT_FILE);
+	if (!ret)
+		ret = plan_cat(p, c, BW_CAT_EXEC);
+	if (ret)
+		return ret;
+	for (i = 0; i < c->npins; i++) {
+		if (c->pins[i].cat == BW_CAT_PIN_EXEC)
+			c->policy.has_exec_pins |= c->pins[i].deny;
+		else
+			c->policy.has_pins |= c->pins[i].deny;
+	}
+	return 0;
+}
+
 int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen)
 {
 	size_t i;
@@ -647,7 +772,7 @@ int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, s
 		ret = build_net(p, out, err, errlen);
 	if (ret)
 		goto err;
-	ret = bw_pins_plan(p, out);
+	ret = pins_plan(p, out);
 	if (ret)
 		goto err;
 	return 0;

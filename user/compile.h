@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Profile -> map contents. Pure C: user/govern.c writes what this produces
+ * Profile -> map contents. Pure C: user/slot.c writes what this produces
  * into bw_file_rules, bw_exec_rules, bw_net_rules, bw_unix_rules and
- * bw_policies; user/pins.c plans and writes the inode pins.
+ * bw_policies; the inode pins are planned here, resolved by user/pins.c.
  */
 #ifndef BW_COMPILE_H
 #define BW_COMPILE_H
@@ -32,7 +32,15 @@ struct bw_unix_entry {
 	struct bw_unix_value val;
 };
 
-struct bw_pin_req;
+/* A path to pin by device and inode once resolved in the governed namespace. */
+struct bw_pin_req {
+	const char *path; /* points into the profile */
+	struct bw_inode_pin pin;
+	int deny;    /* named by a deny rule */
+	int subtree; /* a subtree deny: scan it for files with other names */
+	int dir;     /* some rule on this path is a subtree rule */
+	int cat;     /* BW_CAT_PIN_FILE or BW_CAT_PIN_EXEC */
+};
 
 struct bw_compiled {
 	struct bw_policy policy;
@@ -45,7 +53,7 @@ struct bw_compiled {
 	size_t nnets;
 	struct bw_unix_entry *unixes;
 	size_t nunixes;
-	struct bw_pin_req *pins; /* planned by user/pins.c */
+	struct bw_pin_req *pins; /* planned here, resolved by user/pins.c */
 	size_t npins;
 };
 
@@ -56,6 +64,13 @@ struct bw_compiled {
  */
 int bw_compile(const struct bw_profile *p, struct bw_compiled *out, char *err, size_t errlen);
 void bw_compiled_free(struct bw_compiled *c);
+/*
+ * The values the trie v (n entries) gives an object at path: its own
+ * entry's, and with dir, the `below` of its subtree key or the nearest
+ * above it.
+ */
+struct bw_inode_pin bw_pin_values(const struct bw_file_entry *v, size_t n, const char *path,
+				  int dir);
 
 /* The entry the kernel's longest-prefix lookup would return for `path`, or NULL. */
 const struct bw_file_entry *bw_entries_lookup(const struct bw_file_entry *v, size_t n,

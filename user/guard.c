@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 
 #include "bpfwarden.h"
+#include "bits.h"
 #include "guard.h"
 #include "loader.h"
 #include "pins.h"

@@ -20,8 +20,8 @@
 
 #include "bpfwarden.h"
 #include "loader.h"
-#include "pins.h"
 #include "probe.h"
+#include "bits.h"
 #include "util.h"
 #include "cgroup.skel.h"
 #include "cgroup.h"

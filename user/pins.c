@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Inode pins: planned from the compiled trie, resolved with stat(2) in the
+ * Inode pins, as user/compile.c planned them, resolved with stat(2) in the
  * installing agent's view of paths, written to bw_inodes and bw_pinbits.
  * pins.h says what each step is for.
  */
@@ -19,33 +19,8 @@
 #include "mounts.h"
 #include "path.h"
 #include "pins.h"
-#include "positions.h"
+#include "bits.h"
 #include "util.h"
-
-/* The values an object at path gets from the trie (a directory's `below` if dir). */
-static struct bw_inode_pin pin_values(const struct bw_file_entry *v, size_t n, const char *path,
-				      int dir)
-{
-	struct bw_inode_pin pin = {};
-	const struct bw_file_entry *e;
-	char key[BW_KEY_PATH_MAX + 2];
-
-	e = bw_entries_find(v, n, path);
-	if (e)
-		pin.self = e->val;
-	pin.self.name_at = 0;
-	pin.self.flags &= ~BW_PATH_SELF;
-	if (dir) {
-		/* "P/" finds the subtree key of P itself, or the nearest above it. */
-		snprintf(key, sizeof(key), "%s/", strcmp(path, "/") ? path : "");
-		e = bw_entries_find(v, n, key);
-		if (e)
-			pin.below = e->val;
-		pin.below.name_at = 0;
-		pin.below.flags &= ~BW_PATH_SELF;
-	}
-	return pin;
-}
 
 static void merge_rule(struct bw_path_rule *into, const struct bw_path_rule *from)
 {
@@ -77,103 +52,6 @@ void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from)
 		into->self.rule_r = from->self.rule_r;
 	merge_rule(&into->self, &from->self);
 	merge_rule(&into->below, &from->below);
-}
-
-/* The pins of one category are indexed by path while they are planned. */
-struct plan_ctx {
-	const struct bw_compiled *c;
-	const char *path;
-};
-
-static int same_path(size_t item, const void *ctx)
-{
-	const struct plan_ctx *pc = ctx;
-
-	return !strcmp(pc->c->pins[item].path, pc->path);
-}
-
-static uint64_t path_hash(size_t item, const void *ctx)
-{
-	const struct plan_ctx *pc = ctx;
-	const char *path = pc->c->pins[item].path;
-
-	return bw_hash(path, strlen(path));
-}
-
-/*
- * Every rule's object is pinned: deny rules so that other names of the object
- * reach the same decision, the others so that the nearest pinned directory
- * above an object is the most specific one, and so that attribute changes,
- * which come without a path, find the rule of the directory they are in.
- */
-static int plan_cat(const struct bw_profile *p, struct bw_compiled *c, enum bw_cat cat)
-{
-	const struct bw_file_entry *v = cat == BW_CAT_EXEC ? c->execs : c->files;
-	size_t n = cat == BW_CAT_EXEC ? c->nexecs : c->nfiles;
-	size_t i, j, first = c->npins, *slot;
-	struct bw_index ix = {};
-	struct plan_ctx pc = {c, NULL};
-	int ret;
-
-	for (i = 0; i < p->nrules; i++) {
-		const struct bw_rule *r = &p->rules[i];
-		struct bw_pin_req *pr;
-
-		/*
-		 * A name prefix names no object to pin (allow rules only: the
-		 * parser refuses a deny); its names are decided by path. Nor does
-		 * /proc/self, which at load is the agent's own.
-		 */
-		if (r->cat != cat || !r->file.path || r->file.name_prefix ||
-		    bw_path_is_proc_self(r->file.path))
-			continue;
-		ret = bw_index_reserve(&ix, path_hash, &pc);
-		if (ret) {
-			bw_index_free(&ix);
-			return ret;
-		}
-		pc.path = r->file.path;
-		slot = bw_index_slot(&ix, bw_hash(pc.path, strlen(pc.path)), same_path, &pc);
-		if (!*slot) {
-			c->pins[c->npins].path = r->file.path;
-			c->pins[c->npins++].cat =
-			    cat == BW_CAT_EXEC ? BW_CAT_PIN_EXEC : BW_CAT_PIN_FILE;
-			*slot = c->npins;
-			ix.n++;
-		}
-		pr = &c->pins[*slot - 1];
-		pr->deny |= r->verdict == BW_V_DENY;
-		pr->subtree |= r->file.subtree && r->verdict == BW_V_DENY;
-		pr->dir |= r->file.subtree;
-	}
-	bw_index_free(&ix);
-	/* Values come from the trie: the same for every rule on one path. */
-	for (j = first; j < c->npins; j++)
-		c->pins[j].pin = pin_values(v, n, c->pins[j].path, c->pins[j].dir);
-	return 0;
-}
-
-int bw_pins_plan(const struct bw_profile *p, struct bw_compiled *c)
-{
-	size_t i;
-	int ret;
-
-	c->pins = calloc(p->nrules ? p->nrules : 1, sizeof(*c->pins));
-	if (!c->pins)
-		return -ENOMEM;
-	c->npins = 0;
-	ret = plan_cat(p, c, BW_CAT_FILE);
-	if (!ret)
-		ret = plan_cat(p, c, BW_CAT_EXEC);
-	if (ret)
-		return ret;
-	for (i = 0; i < c->npins; i++) {
-		if (c->pins[i].cat == BW_CAT_PIN_EXEC)
-			c->policy.has_exec_pins |= c->pins[i].deny;
-		else
-			c->policy.has_pins |= c->pins[i].deny;
-	}
-	return 0;
 }
 
 struct key_ctx {
@@ -266,7 +144,7 @@ static int scan_entry(const char *path, const struct stat *st, int type, struct 
 	scan->budget--;
 	if (type != FTW_F || st->st_nlink < 2)
 		return 0;
-	pin = pin_values(scan->c->files, scan->c->nfiles, path + scan->base_len, 0);
+	pin = bw_pin_values(scan->c->files, scan->c->nfiles, path + scan->base_len, 0);
 	scan->ret = pin_add(scan->ps, st, scan->policy, BW_CAT_PIN_FILE, &pin);
 	return scan->ret ? 1 : 0;
 }
@@ -360,7 +238,7 @@ static int mount_pin(const struct bw_mount *m, void *arg)
 	path = in_view(v, target, buf, sizeof(buf));
 	if (!path || stat(path, &st))
 		return 0;
-	pin = pin_values(mp->c->files, mp->c->nfiles, target, 1);
+	pin = bw_pin_values(mp->c->files, mp->c->nfiles, target, 1);
 	/*
 	 * No rule at or above the mount root: the climb past it finds what it
 	 * would find without the pin, and the default decides at the end alike.
@@ -388,7 +266,7 @@ static int add_mount_pins(struct bw_pin_set *ps, const struct bw_compiled *c, ui
 /*
  * A unix deny rule of one path (not an abstract name, not a subtree), the
  * kind whose socket file and place are known by identity. Read twice at
- * install: places before the stat(2)s of pins (bw_pins_install_views), so
+ * install: places before the stat(2)s of pins (user/slot.c), so
  * that a socket made in between is met by one or the other.
  */
 static bool unix_path_denial(const struct bw_unix_entry *e)
@@ -433,8 +311,8 @@ static int add_unix_pins(struct bw_pin_set *ps, const struct bw_compiled *c, uin
  * and inode, and its last name (struct bw_unix_place_key). A directory that
  * does not exist yet has no place: its rule decides by name alone.
  */
-static int unix_places_write(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-			     const struct bw_pin_view *v)
+int bw_unix_places_write(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+			 const struct bw_pin_view *v)
 {
 	char dir[BW_UNIX_NAME + 1], buf[2 * PATH_MAX];
 	size_t i;
@@ -582,24 +460,7 @@ void bw_pins_policy(const struct bw_compiled *c, const struct bw_pin_set *ps, st
 		add_pin_dev(pol, ps->pos_devs[i]);
 }
 
-__u64 *bw_bits_map(int map_fd)
-{
-	void *p = mmap(NULL, BW_BITS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-void bw_bits_set(__u64 *bits, __u64 ino)
-{
-	__atomic_fetch_or(&bits[bw_pinbits_word(ino)], bw_pinbits_bit(ino), __ATOMIC_RELAXED);
-}
-
-void bw_bits_unmap(__u64 *bits)
-{
-	munmap(bits, BW_BITS_SIZE);
-}
-
-static int write_pins(const struct bw_maps *m, const struct bw_pin_set *ps)
+int bw_pins_write(const struct bw_maps *m, const struct bw_pin_set *ps)
 {
 	__u64 *bits = bw_bits_map(m->pinbits);
 	size_t i;
@@ -622,119 +483,6 @@ static int write_pins(const struct bw_maps *m, const struct bw_pin_set *ps)
 		}
 	}
 	bw_bits_unmap(bits);
-	return ret;
-}
-
-int bw_pins_install(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-		    struct bw_policy *pol, struct bw_pins_done *done)
-{
-	return bw_pins_install_views(m, c, policy, NULL, 0, pol, done);
-}
-
-int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-			  const struct bw_pin_view *views, size_t nviews, struct bw_policy *pol,
-			  struct bw_pins_done *done)
-{
-	struct bw_pos_done pos = {};
-	struct bw_pin_set ps = {};
-	size_t i;
-	int ret = 0;
-
-	/*
-	 * Positions before the stat(2)s: what appears in between is pinned by
-	 * one or the other. Each view places them in its own mounts.
-	 */
-	if (!nviews) {
-		ret = bw_positions_install(m, c, policy, NULL, &pos, NULL);
-		if (!ret)
-			ret = unix_places_write(m, c, policy, NULL);
-		if (!ret)
-			ret = bw_pins_resolve_view(c, policy, NULL, &ps);
-	}
-	for (i = 0; i < nviews && !ret; i++) {
-		ret = bw_positions_install(m, c, policy, &views[i], &pos, NULL);
-		if (!ret)
-			ret = unix_places_write(m, c, policy, &views[i]);
-	}
-	for (i = 0; i < nviews && !ret; i++)
-		ret = bw_pins_resolve_view(c, policy, &views[i], &ps);
-	if (!ret)
-		ret = write_pins(m, &ps);
-	ps.pos_deny = pos.deny;
-	ps.pos_devs = pos.devs;
-	ps.npos_devs = pos.ndevs;
-	ps.npos_devs_max = sizeof(pos.devs) / sizeof(pos.devs[0]);
-	bw_pins_policy(c, &ps, pol);
-	done->resolved = ps.n;
-	done->scan_incomplete = ps.scan_incomplete;
-	done->positions = pos.n;
-	bw_pin_set_free(&ps);
-	return ret;
-}
-
-/* Add b's file systems to a's, or say "many" when they do not fit. */
-static void merge_devs(struct bw_policy *a, const struct bw_policy *b)
-{
-	size_t i, j;
-
-	if (a->npin_devs == BW_PIN_DEVS_MANY)
-		return;
-	if (b->npin_devs == BW_PIN_DEVS_MANY) {
-		a->npin_devs = BW_PIN_DEVS_MANY;
-		return;
-	}
-	for (i = 0; i < b->npin_devs; i++) {
-		for (j = 0; j < a->npin_devs; j++)
-			if (a->pin_devs[j] == b->pin_devs[i])
-				break;
-		if (j < a->npin_devs)
-			continue;
-		if (a->npin_devs == sizeof(a->pin_devs) / sizeof(a->pin_devs[0])) {
-			a->npin_devs = BW_PIN_DEVS_MANY;
-			return;
-		}
-		a->pin_devs[a->npin_devs++] = b->pin_devs[i];
-	}
-}
-
-int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done,
-		     struct bw_pin_set *out, struct bw_pos_set *pos_out)
-{
-	struct bw_pos_done pos = {};
-	struct bw_pos_set rec = {};
-	struct bw_pin_set ps = {};
-	struct bw_policy add = *pol;
-	int ret;
-
-	ret = bw_positions_install(m, c, policy, v, &pos, &rec);
-	if (!ret)
-		ret = unix_places_write(m, c, policy, v);
-	if (!ret)
-		ret = bw_pins_resolve_view(c, policy, v, &ps);
-	if (!ret)
-		ret = write_pins(m, &ps);
-	if (!ret) {
-		ps.pos_deny = pos.deny;
-		ps.pos_devs = pos.devs;
-		ps.npos_devs = pos.ndevs;
-		ps.npos_devs_max = sizeof(pos.devs) / sizeof(pos.devs[0]);
-		bw_pins_policy(c, &ps, &add);
-		pol->has_pins |= add.has_pins;
-		pol->has_exec_pins |= add.has_exec_pins;
-		merge_devs(pol, &add);
-	}
-	done->resolved = ps.n;
-	done->scan_incomplete = ps.scan_incomplete;
-	done->positions = pos.n;
-	if (out && !ret)
-		*out = ps;
-	else
-		bw_pin_set_free(&ps);
-	if (pos_out && !ret)
-		*pos_out = rec;
-	else
-		bw_pos_set_free(&rec);
 	return ret;
 }
 

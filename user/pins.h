@@ -5,11 +5,13 @@
  * that another name of the object (a hard link, a bind mount, another mount
  * namespace) meets the same decision; bpf/pins.bpf.h climbs to them.
  *
- *   planning   when a profile compiles: which paths, and their values (pure)
+ *   planning   when a profile compiles (user/compile.c): which paths, and
+ *              their values (pure)
  *   resolving  when it is installed: each path to device and inode in the
  *              installing agent's view, other names of files inside denied
  *              directories (a bounded hard-link scan), mount roots
  *   writing    bw_inodes, the bw_pinbits bits, and the policy's pin fields
+ *              (user/slot.c calls both, with positions, at install)
  */
 #ifndef BW_PINS_H
 #define BW_PINS_H
@@ -22,22 +24,6 @@
 #include "loader.h"
 #include "profile.h"
 #include "util.h"
-
-/* A path to pin by device and inode once resolved in the governed namespace. */
-struct bw_pin_req {
-	const char *path; /* points into the profile */
-	struct bw_inode_pin pin;
-	int deny;    /* named by a deny rule */
-	int subtree; /* a subtree deny: scan it for files with other names */
-	int dir;     /* some rule on this path is a subtree rule */
-	int cat;     /* BW_CAT_PIN_FILE or BW_CAT_PIN_EXEC */
-};
-
-/*
- * Plan the pins of p's file and exec rules into c->pins (c's trie keys are
- * built already) and set c->policy.has_pins / has_exec_pins. 0 or -ENOMEM.
- */
-int bw_pins_plan(const struct bw_profile *p, struct bw_compiled *c);
 
 /* Combine two pins of one inode: a rule's pin beats a mount's, then deny wins. */
 void bw_pin_merge(struct bw_inode_pin *into, const struct bw_inode_pin *from);
@@ -90,38 +76,14 @@ struct bw_pins_done {
 	size_t positions; /* places of rule objects the kernel follows (user/positions.c) */
 };
 
+/* Write ps to bw_inodes and bw_pinbits (the bit first). 0 or -errno, said in words. */
+int bw_pins_write(const struct bw_maps *m, const struct bw_pin_set *ps);
 /*
- * bw_pinbits and bw_posbits are set by the kernel too, so the agent sets
- * bits with atomic ORs on the map's memory: map, set, unmap. NULL (errno)
- * when the map cannot be mapped.
+ * The place of each unix path deny rule of c in view v (NULL: ours): its
+ * directory by device and inode and its last name, in bw_unix_places.
  */
-#define BW_BITS_SIZE (BW_PINBITS_WORDS * sizeof(__u64))
-__u64 *bw_bits_map(int map_fd);
-void bw_bits_set(__u64 *bits, __u64 ino);
-void bw_bits_unmap(__u64 *bits);
-
-/*
- * Resolve c's pins and store them under policy: bw_inodes and bw_pinbits, and
- * in *pol (written by the caller afterwards) has_pins, has_exec_pins and the
- * file systems of the deny pins. 0 or -errno, said in words.
- */
-int bw_pins_install(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-		    struct bw_policy *pol, struct bw_pins_done *done);
-/* The same over the union of several views (a profile governing several containers). */
-int bw_pins_install_views(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-			  const struct bw_pin_view *views, size_t nviews, struct bw_policy *pol,
-			  struct bw_pins_done *done);
-
-/*
- * Place c's positions and resolve its pins in one more view v, and add them
- * to a slot already in use; *pol (written by the caller afterwards) gains
- * their file systems. out and pos_out (if not NULL) get the pins written
- * and the positions placed, for bw_pins_drop and bw_positions_drop.
- */
-struct bw_pos_set;
-int bw_pins_add_view(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
-		     const struct bw_pin_view *v, struct bw_policy *pol, struct bw_pins_done *done,
-		     struct bw_pin_set *out, struct bw_pos_set *pos_out);
+int bw_unix_places_write(const struct bw_maps *m, const struct bw_compiled *c, uint32_t policy,
+			 const struct bw_pin_view *v);
 /* Remove these pins (a view that is gone: a container's pins, that no other view has). */
 void bw_pins_drop(const struct bw_maps *m, const struct bw_inode_key *keys, size_t n);
 

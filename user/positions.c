@@ -17,6 +17,7 @@
 #include "mounts.h"
 #include "pins.h"
 #include "positions.h"
+#include "bits.h"
 #include "util.h"
 
 __u64 bw_pos_id(__u32 dev, const char *rel, size_t len)

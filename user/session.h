@@ -3,7 +3,7 @@
  * What `run` and `attach` share: a profile parsed, compiled and installed
  * in a policy slot, the audit log open, and the cgroup it governs. The
  * journey of a rule: policy/ parses it, user/compile.c turns it into trie
- * keys, user/govern.c stores them, bpf/file.bpf.c decides with them, and
+ * keys, user/slot.c stores them, bpf/file.bpf.c decides with them, and
  * user/events.c writes the decision with the rule's FILE:LINE.
  */
 #ifndef BW_SESSION_H
