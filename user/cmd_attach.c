@@ -41,10 +41,10 @@ static int attach(struct bw_opts *o)
 		return ret;
 	}
 	if (bw_session_loop(&s, &loop) == BW_LOOP_GONE)
-		bw_events_agent(&s.ev, "detached by another command, replaced by another "
-				       "profile (attach --replace), or cgroup removed");
+		bw_events_agent(&s.in.ev, "detached by another command, replaced by another "
+					  "profile (attach --replace), or cgroup removed");
 	else
-		bw_events_agent(&s.ev, "detaching on signal");
+		bw_events_agent(&s.in.ev, "detaching on signal");
 	bw_session_end(&s);
 	return 0;
 }

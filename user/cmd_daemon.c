@@ -114,9 +114,9 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		nm = d_metrics_pollfds(d, fds + n);
 		n += nm;
 		for (i = 0; i < d->nprofiles && n < sizeof(fds) / sizeof(fds[0]); i++)
-			if (d->profiles[i]->events_open)
+			if (d->profiles[i]->in.events_open)
 				fds[n++] = (struct pollfd){
-				    .fd = ring_buffer__epoll_fd(d->profiles[i]->ev.rb),
+				    .fd = ring_buffer__epoll_fd(d->profiles[i]->in.ev.rb),
 				    .events = POLLIN};
 		if (d->reap_poll && !reap_at)
 			reap_at = bw_now_ms() + 1000;
@@ -167,11 +167,11 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			}
 		}
 		for (i = 0; i < d->nprofiles; i++) {
-			if (!d->profiles[i]->events_open)
+			if (!d->profiles[i]->in.events_open)
 				continue;
-			if (bw_events_poll(&d->profiles[i]->ev, 0) > 0)
+			if (bw_events_poll(&d->profiles[i]->in.ev, 0) > 0)
 				read_events = true;
-			bw_events_check_lost(&d->profiles[i]->ev);
+			bw_events_check_lost(&d->profiles[i]->in.ev);
 		}
 		if (read_events)
 			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
@@ -217,7 +217,6 @@ static int daemon_main(struct bw_opts *o)
 {
 	struct daemon d = {.maps = BW_MAPS_INIT, .log_fd = -1, .stats_fd = -1, .cg_watch = -1};
 	struct sigaction stop = {.sa_handler = on_stop}, hupa = {.sa_handler = on_hup};
-	const struct bw_support *sup;
 	const char *why;
 	int lfd = -1, ifd = -1, mfd = -1, ret = 1;
 	char sel[PATH_MAX], *slash;
@@ -247,22 +246,15 @@ static int daemon_main(struct bw_opts *o)
 		bw_err("no cgroup2 file system is mounted");
 		goto out;
 	}
-	sup = bw_probe();
-	why = bw_load_needs(true) & BW_NEED_LSM ? bw_lsm_unavailable(sup) : NULL;
+	why = bw_agent_no_lsm();
 	d.lsm = !why;
 	if (why)
 		bw_info(
 		    "no BPF LSM (%s): profiles with file, exec or unix socket rules are refused",
 		    why);
-	if (bw_load(&d.maps, d.lsm))
-		goto out;
 	/* Before any container is governed: none of them can reach this process. */
-	ret = bw_agent_register();
-	if (ret) {
-		bw_err("cannot record this agent for self-protection: %s", strerror(-ret));
-		ret = 1;
+	if (bw_agent_start(&d.maps, d.lsm))
 		goto out;
-	}
 	ret = d.log ? bw_agent_file_keep(&d.maps, d.log_fd) : 0;
 	if (ret) {
 		bw_err("cannot keep the log out of the containers' reach: %s", strerror(-ret));

@@ -158,7 +158,7 @@ static int progress(struct bw_session *s, void *arg)
 	for (k = 0; k < a->n; k++)
 		objects += bw_learn_count(a->v[k].set);
 	fprintf(stderr, "\rlearning: %lu events, %zu distinct objects, %zu cgroups, %llu lost   ",
-		a->events, objects, a->n, (unsigned long long)s->ev.lost);
+		a->events, objects, a->n, (unsigned long long)s->in.ev.lost);
 	return 0;
 }
 
@@ -213,8 +213,8 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 		return ret;
 	}
 	/* Events name cgroups below the root; the session's slot is ours. */
-	snprintf(s.ev.cgroup_dir, sizeof(s.ev.cgroup_dir), "%s", root);
-	bw_cgroup_id(root, &s.ev.cgroup_id);
+	snprintf(s.in.ev.cgroup_dir, sizeof(s.in.ev.cgroup_dir), "%s", root);
+	bw_cgroup_id(root, &s.in.ev.cgroup_id);
 	snprintf(s.cgdir, sizeof(s.cgdir), "%s", root);
 	/*
 	 * Not the agent's own cgroup (observing it would observe the agent),
@@ -223,7 +223,7 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 	snprintf(skip, sizeof(skip), "%s/bpfwarden", root);
 	if (!bw_cgroup_self(self, sizeof(self)))
 		bw_cgroup_id(self, &self_id);
-	ret = bw_govern_all(&s.maps, root, s.slot.id, BW_MODE_LEARN, skip, self_id, &n);
+	ret = bw_govern_all(&s.maps, root, s.in.slot.id, BW_MODE_LEARN, skip, self_id, &n);
 	s.governing = true;
 	if (ret) {
 		bw_err("cannot govern the cgroups of this host: %s", strerror(-ret));
@@ -232,11 +232,11 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 	}
 	snprintf(line, sizeof(line), "learning on %d cgroups (all but the agent's own and %s)", n,
 		 bw_cgroup_rel(skip));
-	bw_events_agent(&s.ev, line);
-	a.ev = &s.ev;
-	s.ev.on_learn = learn_all_event;
-	s.ev.on_deny = learn_all_event; /* counted per cgroup in the summary */
-	s.ev.learn_ctx = &a;
+	bw_events_agent(&s.in.ev, line);
+	a.ev = &s.in.ev;
+	s.in.ev.on_learn = learn_all_event;
+	s.in.ev.on_deny = learn_all_event; /* counted per cgroup in the summary */
+	s.in.ev.learn_ctx = &a;
 	if (tty) {
 		loop.tick = progress;
 		loop.arg = &a;
@@ -245,10 +245,10 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 	ret = bw_session_loop(&s, &loop);
 	if (tty)
 		fprintf(stderr, "\n");
-	bw_events_agent(&s.ev, learn_end(ret));
+	bw_events_agent(&s.in.ev, learn_end(ret));
 	if (o->profile) {
-		start = s.profile; /* each cgroup's profile starts from it */
-		s.profile = NULL;
+		start = s.in.profile; /* each cgroup's profile starts from it */
+		s.in.profile = NULL;
 	}
 	bw_session_end(&s);
 
@@ -277,7 +277,7 @@ static int learn_all(struct bw_opts *o, const char *outdir)
 		bw_learn_free(c->set);
 	}
 	printf("%lu learn events, %zu cgroups, %llu lost\n", a.events, a.n,
-	       (unsigned long long)s.ev.lost);
+	       (unsigned long long)s.in.ev.lost);
 	free(a.v);
 	bw_profile_free(start);
 	return failed;
@@ -311,13 +311,13 @@ static int learn(struct bw_opts *o)
 		bw_learn_free(set);
 		return ret;
 	}
-	s.ev.on_learn = bw_learn_event;
-	s.ev.learn_ctx = set;
-	bw_events_agent(&s.ev, learn_end(bw_session_loop(&s, &loop)));
+	s.in.ev.on_learn = bw_learn_event;
+	s.in.ev.learn_ctx = set;
+	bw_events_agent(&s.in.ev, learn_end(bw_session_loop(&s, &loop)));
 	/* Learning from an operator's profile: kept, the learned one starts from it. */
 	if (o->profile) {
-		start = s.profile;
-		s.profile = NULL;
+		start = s.in.profile;
+		s.in.profile = NULL;
 	}
 	bw_session_end(&s);
 	learn_options(o);

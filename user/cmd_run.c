@@ -217,7 +217,7 @@ static int inherited_doors(struct bw_session *s)
 	char what[PATH_MAX + 96], msg[PATH_MAX + 256];
 	int ret;
 
-	if (s->net_only || s->compiled.policy.ns[BW_NS_CGROUP] == BW_V_ALLOW)
+	if (s->net_only || s->in.compiled.policy.ns[BW_NS_CGROUP] == BW_V_ALLOW)
 		return 0;
 	ret = bw_door_in_task(getpid(), false, what, sizeof(what));
 	if (ret < 0) {
@@ -231,7 +231,7 @@ static int inherited_doors(struct bw_session *s)
 			 "the command inherits %s, open for writing: moves of tasks through it "
 			 "are not seen",
 			 what);
-		bw_events_agent(&s->ev, msg);
+		bw_events_agent(&s->in.ev, msg);
 		return 0;
 	}
 	bw_err("not starting the command: it would inherit %s, open for writing, and could "
@@ -262,8 +262,8 @@ static int run(struct bw_opts *o)
 			bw_session_end(&s);
 			return BW_EXIT_RUN_FAILED;
 		}
-		s.ev.on_learn = bw_learn_event;
-		s.ev.learn_ctx = learned;
+		s.in.ev.on_learn = bw_learn_event;
+		s.in.ev.learn_ctx = learned;
 	}
 	ret = make_run_cgroup(cgdir, sizeof(cgdir));
 	if (ret) {
@@ -295,18 +295,18 @@ static int run(struct bw_opts *o)
 	empty_cgroup(cgdir);
 	/* Learning from an operator's profile: kept, the learned one starts from it. */
 	if (learned && o->profile) {
-		start = s.profile;
-		s.profile = NULL;
+		start = s.in.profile;
+		s.in.profile = NULL;
 	}
 	/* Ends with a drain: what the last processes did is logged before the slot goes. */
 	bw_session_end(&s);
 	/* Throttled events are counted, not lost to the ring buffer: told apart. */
-	if (s.ev.denials || s.ev.lost)
+	if (s.in.ev.denials || s.in.ev.lost)
 		bw_info("%s: %llu denied, %llu events lost (ring buffer full), %llu throttled "
 			"(--event-rate)",
-			argv[0], (unsigned long long)s.ev.denials,
-			(unsigned long long)s.ev.lost_reported,
-			(unsigned long long)s.ev.throttled_reported);
+			argv[0], (unsigned long long)s.in.ev.denials,
+			(unsigned long long)s.in.ev.lost_reported,
+			(unsigned long long)s.in.ev.throttled_reported);
 	ret = remove_cgroup_tree(cgdir);
 	if (ret)
 		bw_err("cannot remove %s: %s", cgdir, strerror(-ret));

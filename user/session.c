@@ -31,9 +31,10 @@ bool bw_compiled_needs_lsm(const struct bw_compiled *c)
 
 int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 {
-	const char *profile_path = o->profile;
+	/* Learning from nothing: everything the workload does is new. */
+	static const char learn_text[] = "profile learned\ndefault deny\n";
+	const char *profile_path = o->profile ? o->profile : "(built-in learn profile)";
 	struct bw_diags diags = {};
-	const struct bw_support *sup;
 	const char *why;
 	char err[512];
 	int ret;
@@ -41,38 +42,27 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 	memset(s, 0, sizeof(*s));
 	s->log_fd = -1;
 	s->maps = (struct bw_maps)BW_MAPS_INIT;
-	s->slot.rb_fd = -1;
+	bw_installed_init(&s->in);
 
-	if (profile_path) {
-		ret = bw_profile_load(profile_path, bw_profile_libdir(), &s->profile, &diags);
-	} else {
-		/* Learning from nothing: everything the workload does is new. */
-		static const char text[] = "profile learned\ndefault deny\n";
-
-		profile_path = "(built-in learn profile)";
-		ret = bw_profile_parse_string(profile_path, text, sizeof(text) - 1, NULL,
-					      &s->profile, &diags);
-	}
+	ret = bw_installed_compile(&s->in, profile_path, o->profile ? NULL : learn_text,
+				   sizeof(learn_text) - 1, &diags, err, sizeof(err));
 	bw_diags_print(stderr, &diags);
 	bw_diags_free(&diags);
-	if (ret) {
+	if (ret && !s->in.profile) {
 		if (ret != -EINVAL)
 			bw_err("cannot read profile %s: %s", profile_path, strerror(-ret));
 		return 1;
 	}
-	/* The command line's, else the profile's (enforce without a mode line). */
-	s->mode = o->mode_given ? o->mode : s->profile->mode;
-	ret = bw_compile(s->profile, &s->compiled, err, sizeof(err));
 	if (ret) {
 		bw_err("%s", err[0] ? err : strerror(-ret));
 		return 1;
 	}
-	s->compiled.policy.event_rate = o->event_rate;
+	/* The command line's, else the profile's (enforce without a mode line). */
+	s->mode = o->mode_given ? o->mode : s->in.profile->mode;
+	s->in.compiled.policy.event_rate = o->event_rate;
 
-	/* BPF LSM is there when its programs are pinned already, or when they load here. */
-	sup = bw_probe();
-	why = bw_load_needs(true) & BW_NEED_LSM ? bw_lsm_unavailable(sup) : NULL;
-	if (why && bw_compiled_needs_lsm(&s->compiled)) {
+	why = bw_agent_no_lsm();
+	if (why && bw_compiled_needs_lsm(&s->in.compiled)) {
 		if (bw_caps_missing(BW_NEED_BPF | BW_NEED_LSM))
 			bw_err("file, exec and unix socket rules need BPF LSM: %s.", why);
 		else
@@ -85,19 +75,10 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 		return 1;
 	}
 	s->net_only = why != NULL;
-	if (bw_load(&s->maps, !why))
+	if (bw_agent_start(&s->maps, !why))
 		return 1;
-	/* Before anything is governed: from then on, no sandbox can reach this process. */
-	ret = bw_agent_register();
-	if (ret) {
-		bw_err("cannot record this agent for self-protection: %s", strerror(-ret));
+	if (bw_installed_install(&s->in, &s->maps, NULL, 0))
 		return 1;
-	}
-	ret = bw_slot_install(&s->maps, &s->compiled, &s->slot);
-	if (ret)
-		return 1;
-	s->installed = true;
-	bw_slot_name_set(s->slot.id, s->profile->name, bw_profile_digest(s->profile));
 
 	if (o->log && !strcmp(o->log, "-")) {
 		s->log_fd =
@@ -121,17 +102,16 @@ int bw_session_prepare(struct bw_session *s, const struct bw_opts *o)
 		bw_err("cannot keep the log out of the sandbox's reach: %s", strerror(-ret));
 		return 1;
 	}
-	s->ev.log_fd = s->log_fd;
-	s->ev.profile = s->profile;
-	s->ev.slot = s->slot.id;
-	s->ev.maps = &s->maps;
-	s->ev.kill_on_deny = s->compiled.policy.on_deny == BW_ON_DENY_KILL;
-	ret = bw_events_open(&s->ev, s->slot.rb_fd);
+	s->in.ev.log_fd = s->log_fd;
+	s->in.ev.profile = s->in.profile;
+	s->in.ev.slot = s->in.slot.id;
+	s->in.ev.maps = &s->maps;
+	s->in.ev.kill_on_deny = s->in.compiled.policy.on_deny == BW_ON_DENY_KILL;
+	ret = bw_installed_events(&s->in);
 	if (ret) {
 		bw_err("cannot read the event ring buffer: %s", strerror(-ret));
 		return 1;
 	}
-	s->events_open = true;
 	return 0;
 }
 
@@ -146,7 +126,7 @@ static int held_doors(struct bw_session *s, const char *cgdir)
 	char what[PATH_MAX + 96], msg[PATH_MAX + 512];
 	int ret;
 
-	if (s->net_only || s->compiled.policy.ns[BW_NS_CGROUP] == BW_V_ALLOW)
+	if (s->net_only || s->in.compiled.policy.ns[BW_NS_CGROUP] == BW_V_ALLOW)
 		return 0;
 	ret = bw_door_in_cgroup(cgdir, true, what, sizeof(what));
 	if (!ret)
@@ -161,7 +141,7 @@ static int held_doors(struct bw_session *s, const char *cgdir)
 			 "%s holds a cgroup.procs or cgroup.threads open for writing (%s): moves "
 			 "of tasks through it are not seen",
 			 bw_cgroup_rel(cgdir), what);
-		bw_events_agent(&s->ev, msg);
+		bw_events_agent(&s->in.ev, msg);
 		return 0;
 	}
 	bw_err("not governing %s: %s, open for writing, would let its tasks leave their cgroup "
@@ -180,18 +160,18 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 	int ret;
 
 	snprintf(s->cgdir, sizeof(s->cgdir), "%s", cgdir);
-	snprintf(s->ev.cgroup_dir, sizeof(s->ev.cgroup_dir), "%s", cgdir);
-	ret = bw_cgroup_id(cgdir, &s->ev.cgroup_id);
+	snprintf(s->in.ev.cgroup_dir, sizeof(s->in.ev.cgroup_dir), "%s", cgdir);
+	ret = bw_cgroup_id(cgdir, &s->in.ev.cgroup_id);
 	if (ret) {
 		bw_err("cannot identify cgroup %s: %s", cgdir, strerror(-ret));
 		return ret;
 	}
-	ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode, &cur);
+	ret = bw_govern(&s->maps, cgdir, s->in.slot.id, s->mode, &cur);
 	if (ret == -EEXIST && s->replace) {
-		ret = bw_govern_replace(&s->maps, cgdir, s->slot.id, s->mode, &replaced);
+		ret = bw_govern_replace(&s->maps, cgdir, s->in.slot.id, s->mode, &replaced);
 		/* Let go meanwhile: govern it afresh. */
 		if (ret == -ENOENT)
-			ret = bw_govern(&s->maps, cgdir, s->slot.id, s->mode, &cur);
+			ret = bw_govern(&s->maps, cgdir, s->in.slot.id, s->mode, &cur);
 		else if (!ret)
 			snprintf(was, sizeof(was), "; replaced the profile of policy slot %u",
 				 replaced);
@@ -212,31 +192,28 @@ int bw_session_govern(struct bw_session *s, const char *cgdir)
 	snprintf(msg, sizeof(msg),
 		 "governing %s with profile %s in %s mode (%zu file keys, %zu exec keys, %zu net "
 		 "keys, %zu inode pins, %zu positions%s%s%s%s%s)",
-		 bw_cgroup_rel(cgdir), s->profile->name, bw_mode_name(s->mode), s->compiled.nfiles,
-		 s->compiled.nexecs, s->compiled.nnets, s->slot.pins_resolved, s->slot.positions,
+		 bw_cgroup_rel(cgdir), s->in.profile->name, bw_mode_name(s->mode),
+		 s->in.compiled.nfiles, s->in.compiled.nexecs, s->in.compiled.nnets,
+		 s->in.slot.pins_resolved, s->in.slot.positions,
 		 s->net_only ? "; no BPF LSM on this kernel: tcp and udp rules only, and packet "
 			       "and unix sockets are not refused, nor are other socket families, "
 			       "UDP-Lite connects, datagrams of sockets connected before a profile "
 			       "change, the host's network configuration, mounts, chroot, new user "
 			       "namespaces and moves out of the governed cgroup"
 			     : "",
-		 s->slot.link_scan_incomplete
+		 s->in.slot.link_scan_incomplete
 		     ? "; the hard-link scan of denied directories stopped at its bound: other "
 		       "names of files deep inside them are not pinned"
 		     : "",
 		 unrefused ? "; not refused on this kernel: " : "", unrefused ? unrefused : "",
 		 was);
-	bw_events_agent(&s->ev, msg);
+	bw_events_agent(&s->in.ev, msg);
 	return 0;
 }
 
 void bw_session_drain(struct bw_session *s)
 {
-	if (!s->events_open)
-		return;
-	while (bw_events_poll(&s->ev, 0) > 0)
-		;
-	bw_events_check_lost(&s->ev);
+	bw_installed_drain(&s->in);
 }
 
 static volatile sig_atomic_t stop_signal;
@@ -270,8 +247,8 @@ static bool still_ours(struct bw_session *s)
 {
 	struct bw_cgroup v;
 
-	return !access(s->cgdir, F_OK) && !bw_governor(&s->maps, s->ev.cgroup_id, &v) &&
-	       v.policy == s->slot.id;
+	return !access(s->cgdir, F_OK) && !bw_governor(&s->maps, s->in.ev.cgroup_id, &v) &&
+	       v.policy == s->in.slot.id;
 }
 
 /*
@@ -361,14 +338,15 @@ static void rawdevs_resync(struct bw_session *s)
 		bw_unlock(&s->maps);
 	}
 	if (ret)
-		bw_events_agent(&s->ev, "cannot list the block devices that hold the host's files "
-					"after a mount change");
+		bw_events_agent(&s->in.ev,
+				"cannot list the block devices that hold the host's files "
+				"after a mount change");
 }
 
 int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 {
 	struct pollfd fds[4] = {
-	    {.fd = ring_buffer__epoll_fd(s->ev.rb), .events = POLLIN},
+	    {.fd = ring_buffer__epoll_fd(s->in.ev.rb), .events = POLLIN},
 	    {.fd = l->child > 0 ? l->child_fd : -1, .events = POLLIN},
 	    {.fd = l->watch ? watch_removal(s->cgdir) : -1, .events = POLLIN},
 	    /* A file system mounted later is on the list from the moment it is. */
@@ -390,11 +368,11 @@ int bw_session_loop(struct bw_session *s, struct bw_loop *l)
 			bw_rawdevs_rearm(fds[3].fd);
 			rawdevs_resync(s);
 		}
-		if (bw_events_poll(&s->ev, 0) > 0)
+		if (bw_events_poll(&s->in.ev, 0) > 0)
 			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
 		else if (recheck && bw_now_ms() >= recheck)
 			recheck = 0;
-		bw_events_check_lost(&s->ev);
+		bw_events_check_lost(&s->in.ev);
 		if (stop_signal && l->child > 0) {
 			kill(l->child, stop_signal);
 			stop_signal = 0;
@@ -440,7 +418,7 @@ void bw_session_end(struct bw_session *s)
 {
 	bw_session_drain(s);
 	if (s->governing && !access(s->cgdir, F_OK)) {
-		uint32_t slot = s->slot.id;
+		uint32_t slot = s->in.slot.id;
 		int ret = bw_ungovern(&s->maps, s->cgdir, &slot);
 
 		/* -ENOENT: let go already (detach, or the cgroup went with its last process). */
@@ -449,19 +427,12 @@ void bw_session_end(struct bw_session *s)
 			       s->cgdir, strerror(-ret));
 	}
 	/* Another command may have re-governed cgroups with our slot; it stays then. */
-	if (s->installed)
-		bw_slot_put(&s->maps, s->slot.id);
-	if (s->events_open)
-		bw_events_close(&s->ev);
-	if (s->slot.rb_fd >= 0)
-		close(s->slot.rb_fd);
+	bw_installed_put(&s->in, &s->maps);
+	bw_installed_free(&s->in);
 	if (s->log_fd >= 0)
 		close(s->log_fd);
 	bw_maps_close(&s->maps);
 	if (s->maps.lock_fd >= 0)
 		close(s->maps.lock_fd);
-	bw_compiled_free(&s->compiled);
-	bw_profile_free(s->profile);
-	s->profile = NULL;
 	bw_agent_unregister();
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What `run` and `attach` share: a profile parsed, compiled and installed
- * in a policy slot, the audit log open, and the cgroup it governs. The
+ * What `run`, `attach` and `learn` share: one installed profile
+ * (user/agent.h), the audit log open, and the cgroup it governs. The
  * journey of a rule: policy/ parses it, user/compile.c turns it into trie
  * keys, user/slot.c stores them, bpf/file.bpf.c decides with them, and
  * user/events.c writes the decision with the rule's FILE:LINE.
@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "agent.h"
 #include "cli.h"
 #include "compile.h"
 #include "events.h"
@@ -23,13 +24,8 @@
 #include "profile.h"
 
 struct bw_session {
-	struct bw_profile *profile;
-	struct bw_compiled compiled;
 	struct bw_maps maps;
-	struct bw_slot slot;
-	bool installed;
-	struct bw_events ev;
-	bool events_open;
+	struct bw_installed in; /* its profile, slot and records (user/agent.h) */
 	int log_fd;
 	enum bw_mode mode;
 	char cgdir[PATH_MAX];

@@ -144,7 +144,8 @@ static int govern(struct daemon *d, struct d_container *c, struct d_profile *p, 
 	struct bw_cgroup cur;
 	int ret;
 
-	ret = bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &done, &c->pins, &c->pos);
+	ret = bw_slot_add_view(&d->maps, &p->in.compiled, p->in.slot.id, &c->view, &done, &c->pins,
+			       &c->pos);
 	if (ret) {
 		snprintf(why, len, "cannot pin the objects of profile %s in the container: %s",
 			 p->name, strerror(-ret));
@@ -157,10 +158,10 @@ static int govern(struct daemon *d, struct d_container *c, struct d_profile *p, 
 	 * workload, and a profile has no business with it.
 	 */
 	if (d->lsm)
-		ret = bw_govern_pending(&d->maps, c->cgdir, p->slot.id, p->mode, &cur);
+		ret = bw_govern_pending(&d->maps, c->cgdir, p->in.slot.id, p->mode, &cur);
 	else
-		ret = bw_govern(&d->maps, c->cgdir, p->slot.id, p->mode, &cur);
-	if (ret == -EEXIST && cur.policy == p->slot.id)
+		ret = bw_govern(&d->maps, c->cgdir, p->in.slot.id, p->mode, &cur);
+	if (ret == -EEXIST && cur.policy == p->in.slot.id)
 		ret = 0;
 	if (ret) {
 		snprintf(why, len, "cannot govern cgroup %s with profile %s: %s",
@@ -172,7 +173,7 @@ static int govern(struct daemon *d, struct d_container *c, struct d_profile *p, 
 	 * What the runtime's init still holds at its exec goes into the
 	 * container: a descriptor that moves tasks must not (user/doors.h).
 	 */
-	if (d->lsm && p->c.policy.ns[BW_NS_CGROUP] != BW_V_ALLOW) {
+	if (d->lsm && p->in.compiled.policy.ns[BW_NS_CGROUP] != BW_V_ALLOW) {
 		char what[PATH_MAX + 96];
 
 		ret = bw_door_in_cgroup(c->cgdir, false, what, sizeof(what));
@@ -434,13 +435,13 @@ static void drop_view(struct daemon *d, struct d_container *c)
 	struct bw_pos_set gone = {};
 	size_t i, n = 0;
 
-	if (!c->prof || !c->prof->installed)
+	if (!c->prof || !c->prof->in.installed)
 		return;
 	for (i = 0; i < c->pins.n; i++) {
 		struct bw_inode_key k = c->pins.keys[i];
 
 		/* The profile may have been reloaded since: its slot now. */
-		k.policy = (__u16)c->prof->slot.id;
+		k.policy = (__u16)c->prof->in.slot.id;
 		if (!pin_shared(d, c, &k))
 			c->pins.keys[n++] = k;
 	}
@@ -460,7 +461,7 @@ static void drop_view(struct daemon *d, struct d_container *c)
 		if (!dev_shared(d, c, c->pins.keys[i].dev) &&
 		    bw_pos_set_add_dev(&gone, c->pins.keys[i].dev))
 			break;
-	bw_slot_drop_view(&d->maps, c->prof->slot.id, c->pins.keys, n, &gone);
+	bw_slot_drop_view(&d->maps, c->prof->in.slot.id, c->pins.keys, n, &gone);
 	free(gone.devs);
 }
 
@@ -498,7 +499,7 @@ int d_containers_repoint(struct daemon *d, struct d_profile *from, struct d_prof
 		if (c->prof != from)
 			continue;
 		n = 0;
-		ret = bw_govern_repoint(&d->maps, c->cgdir, from->slot.id, to->slot.id, &n);
+		ret = bw_govern_repoint(&d->maps, c->cgdir, from->in.slot.id, to->in.slot.id, &n);
 		if (ret && ret != -ENOENT)
 			d_agent(d, &c->k8s, "cannot move container %s to the new profile: %s",
 				name_of(&c->k8s), strerror(-ret));
@@ -506,10 +507,10 @@ int d_containers_repoint(struct daemon *d, struct d_profile *from, struct d_prof
 		c->prof = to;
 		/* What the new version pinned in its root, to drop when it goes. */
 		bw_pin_set_free(&c->pins);
-		if (bw_pins_resolve_view(&to->c, to->slot.id, &c->view, &c->pins))
+		if (bw_pins_resolve_view(&to->in.compiled, to->in.slot.id, &c->view, &c->pins))
 			bw_pin_set_free(&c->pins);
 		bw_pos_set_free(&c->pos);
-		if (bw_positions_install(NULL, &to->c, to->slot.id, &c->view,
+		if (bw_positions_install(NULL, &to->in.compiled, to->in.slot.id, &c->view,
 					 &(struct bw_pos_done){}, &c->pos))
 			bw_pos_set_free(&c->pos);
 	}
@@ -599,9 +600,9 @@ static void recover_one(struct daemon *d, const char *bundle, const char *id)
 		container_free(c);
 		goto out;
 	}
-	if (bw_slot_add_view(&d->maps, &p->c, p->slot.id, &c->view, &(struct bw_pins_done){},
-			     &c->pins, &c->pos) ||
-	    bw_govern_repoint(&d->maps, c->cgdir, cur.policy, p->slot.id, &moved)) {
+	if (bw_slot_add_view(&d->maps, &p->in.compiled, p->in.slot.id, &c->view,
+			     &(struct bw_pins_done){}, &c->pins, &c->pos) ||
+	    bw_govern_repoint(&d->maps, c->cgdir, cur.policy, p->in.slot.id, &moved)) {
 		d_agent(d, &c->k8s, "container %s stays governed by its former slot %u",
 			name_of(&c->k8s), cur.policy);
 		container_free(c);
@@ -612,7 +613,7 @@ static void recover_one(struct daemon *d, const char *bundle, const char *id)
 	d_agent(d, &c->k8s,
 		"container %s governed before this daemon started: now with profile %s (slot %u -> "
 		"%u, %d cgroups)",
-		name_of(&c->k8s), p->name, cur.policy, p->slot.id, moved);
+		name_of(&c->k8s), p->name, cur.policy, p->in.slot.id, moved);
 	d_slot_drain(d, cur.policy, p);
 out:
 	free(sel.v);

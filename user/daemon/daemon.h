@@ -28,6 +28,7 @@
 #include "events.h"
 #include "govern.h"
 #include "loader.h"
+#include "agent.h"
 #include "pins.h"
 #include "profile.h"
 #include "proto.h"
@@ -35,15 +36,10 @@
 
 /* One profile file of the policy directory, and the slot it is installed in. */
 struct d_profile {
-	char *file;    /* its name in the directory */
-	char *name;    /* `profile NAME`: what pods select */
-	uint64_t hash; /* of its text: reloaded only when that changes */
-	struct bw_profile *p;
-	struct bw_compiled c;
-	struct bw_slot slot;
-	bool installed;
-	struct bw_events ev;
-	bool events_open;
+	char *file;		/* its name in the directory */
+	char *name;		/* `profile NAME`: what pods select */
+	uint64_t hash;		/* of its text: reloaded only when that changes */
+	struct bw_installed in; /* its text, slot and records (user/agent.h) */
 	enum bw_mode mode;
 	struct daemon *daemon; /* its learn records' (learn.c) */
 	bool removed;	       /* its file is gone; its containers stay governed by this version */

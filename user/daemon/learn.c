@@ -136,7 +136,7 @@ void d_learn_event(void *ctx, const struct bw_event *ev, const char *path, const
 		if (d_container_cgdir(d, k8s, cgdir, sizeof(cgdir)))
 			snprintf(cgdir, sizeof(cgdir), "%s%s", d->cgroot, rel);
 	} else if (rel[0]) {
-		service_of(p->p, rel, svc, sizeof(svc));
+		service_of(p->in.profile, rel, svc, sizeof(svc));
 		file_name(key, sizeof(key), svc[0] == '/' ? svc + 1 : svc);
 		snprintf(cgdir, sizeof(cgdir), "%s%s", d->cgroot, svc);
 	} else {
@@ -173,7 +173,7 @@ static int make_dirs(const char *dir)
 static int write_one(struct daemon *d, struct d_learned *t)
 {
 	const struct d_profile *p = d_profile_find(d, t->profile);
-	const struct bw_profile *base = p ? p->p : NULL;
+	const struct bw_profile *base = p ? p->in.profile : NULL;
 	char file[PATH_MAX];
 	int ret;
 

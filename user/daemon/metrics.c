@@ -129,13 +129,13 @@ void d_profile_counts(struct daemon *d, const struct d_profile *p, struct bw_cou
 		      uint64_t ops[BW_OPSTATS_PER_SLOT])
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
-	uint32_t slot = p->slot.id, op, idx;
+	uint32_t slot = p->in.slot.id, op, idx;
 	struct bw_counters *c;
 	__u64 *v;
 
 	*sum = p->base;
 	memcpy(ops, p->base_ops, sizeof(p->base_ops));
-	if (ncpu <= 0 || !p->installed)
+	if (ncpu <= 0 || !p->in.installed)
 		return;
 	c = calloc(ncpu, sizeof(*c));
 	if (c && !bpf_map_lookup_elem(d->maps.counters, &slot, c)) {

@@ -106,34 +106,29 @@ static void diags_line(const struct bw_diags *dg, char *out, size_t len)
 static int compile_file(struct daemon *d, const char *path, const char *file, struct d_profile *np)
 {
 	struct bw_diags dg = {};
-	char why[2048];
+	char why[2048], err[2048];
 	int ret;
 
-	ret = bw_profile_load(path, bw_profile_libdir(), &np->p, &dg);
-	if (ret) {
-		diags_line(&dg, why, sizeof(why));
-		d_agent(d, NULL, "profile file %s not loaded: %s", file,
-			ret == -EINVAL ? why : strerror(-ret));
-		bw_diags_free(&dg);
-		return -1;
-	}
+	ret = bw_installed_compile(&np->in, path, NULL, 0, &dg, err, sizeof(err));
+	diags_line(&dg, why, sizeof(why));
 	bw_diags_free(&dg);
-	ret = bw_compile(np->p, &np->c, why, sizeof(why));
 	if (ret) {
 		d_agent(d, NULL, "profile file %s not loaded: %s", file,
-			why[0] ? why : strerror(-ret));
+			ret == -EINVAL ? why
+			: err[0]       ? err
+				       : strerror(-ret));
 		return -1;
 	}
-	if (!d->lsm && bw_compiled_needs_lsm(&np->c)) {
+	if (!d->lsm && bw_compiled_needs_lsm(&np->in.compiled)) {
 		d_agent(d, NULL,
 			"profile file %s not loaded: its file, exec or unix socket rules need BPF "
 			"LSM, which this kernel does not offer",
 			file);
 		return -1;
 	}
-	np->name = np->p->name;
-	np->mode = np->p->mode;
-	np->c.policy.event_rate = BW_DEFAULT_EVENT_RATE;
+	np->name = np->in.profile->name;
+	np->mode = np->in.profile->mode;
+	np->in.compiled.policy.event_rate = BW_DEFAULT_EVENT_RATE;
 	return 0;
 }
 
@@ -146,10 +141,10 @@ static void events_setup(struct daemon *d, struct bw_events *e, uint32_t slot,
 			 const struct d_profile *p)
 {
 	e->log_fd = d->log_fd;
-	e->profile = p->p;
+	e->profile = p->in.profile;
 	e->slot = slot;
 	e->maps = &d->maps;
-	e->kill_on_deny = p->c.policy.on_deny == BW_ON_DENY_KILL;
+	e->kill_on_deny = p->in.compiled.policy.on_deny == BW_ON_DENY_KILL;
 	snprintf(e->cgroup_dir, sizeof(e->cgroup_dir), "%s", d->cgroot);
 	e->identify = d_identify;
 	e->identify_ctx = d;
@@ -167,7 +162,6 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 	struct bw_pin_view *all = NULL;
 	int ret;
 
-	np->slot.rb_fd = -1;
 	/* Services are pinned in the daemon's own view (services.c). */
 	if (d_profile_selects_services(np)) {
 		all = calloc(nviews + 1, sizeof(*all));
@@ -186,35 +180,24 @@ static int install(struct daemon *d, struct d_profile *np, const struct bw_pin_v
 		views = &none;
 		nviews = 1;
 	}
-	ret = bw_slot_install_views(&d->maps, &np->c, views, nviews, &np->slot);
+	ret = bw_installed_install(&np->in, &d->maps, views, nviews);
 	free(all);
 	if (ret)
 		return ret;
-	np->installed = true;
-	bw_slot_name_set(np->slot.id, np->name, bw_profile_digest(np->p));
-	if (np->slot.id >= BW_OPSTATS_SLOTS)
+	if (np->in.slot.id >= BW_OPSTATS_SLOTS)
 		d_agent(d, NULL,
 			"profile %s is in policy slot %u: its decisions are not counted in the "
 			"metrics (the first %d slots are; others are taken by sandboxes)",
-			np->name, np->slot.id, BW_OPSTATS_SLOTS);
+			np->name, np->in.slot.id, BW_OPSTATS_SLOTS);
 	np->daemon = d;
-	events_setup(d, &np->ev, np->slot.id, np);
-	ret = bw_events_open(&np->ev, np->slot.rb_fd);
-	if (ret)
-		return ret;
-	np->events_open = true;
-	return 0;
+	events_setup(d, &np->in.ev, np->in.slot.id, np);
+	return bw_installed_events(&np->in);
 }
 
 /* Our side of a profile: its events, its ring buffer, its text (its slot stays). */
 static void profile_free(struct d_profile *p)
 {
-	if (p->events_open)
-		bw_events_close(&p->ev);
-	if (p->slot.rb_fd >= 0)
-		close(p->slot.rb_fd);
-	bw_compiled_free(&p->c);
-	bw_profile_free(p->p);
+	bw_installed_free(&p->in);
 	free(p->file);
 	free(p);
 }
@@ -238,10 +221,10 @@ void d_slot_drain(struct daemon *d, uint32_t from, const struct d_profile *p)
 	 * read with p's rules only when p is that version, else named only.
 	 */
 	same = !bw_slot_name_get(from, name, sizeof(name), &digest) && !strcmp(name, p->name) &&
-	       digest == bw_profile_digest(p->p);
+	       digest == bw_profile_digest(p->in.profile);
 	/* A denial no daemon was there to act on ends its cgroup now, under p. */
 	events_setup(d, &e, from, p);
-	e.profile = same ? p->p : &named;
+	e.profile = same ? p->in.profile : &named;
 	if (bw_events_open(&e, fd)) {
 		d_agent(d, NULL, "cannot read the records left in slot %u: %s", from,
 			strerror(errno));
@@ -278,14 +261,10 @@ void d_slot_drain(struct daemon *d, uint32_t from, const struct d_profile *p)
 /* Drain and free a profile no longer in force, and empty its slot (referenced by nothing). */
 static void retire(struct daemon *d, struct d_profile *p)
 {
-	if (p->events_open) {
-		while (bw_events_poll(&p->ev, 0) > 0)
-			;
-		bw_events_check_lost(&p->ev);
-	}
-	if (p->installed && bw_slot_put(&d->maps, p->slot.id) == -EBUSY)
+	bw_installed_drain(&p->in);
+	if (bw_installed_put(&p->in, &d->maps) == -EBUSY)
 		d_agent(d, NULL, "profile %s: its old slot %u is still in use", p->name,
-			p->slot.id);
+			p->in.slot.id);
 	profile_free(p);
 }
 
@@ -319,7 +298,7 @@ static void load_one(struct daemon *d, const char *file)
 		return;
 	np->file = strdup(file);
 	np->hash = h;
-	np->slot.rb_fd = -1;
+	bw_installed_init(&np->in);
 	d->metrics.reloads++;
 	if (!np->file || compile_file(d, path, file, np))
 		goto bad;
@@ -329,7 +308,7 @@ static void load_one(struct daemon *d, const char *file)
 			np->name, other->file);
 		goto bad;
 	}
-	if (old && old->installed)
+	if (old && old->in.installed)
 		views = d_container_views(d, old, &nviews);
 	if (install(d, np, views, nviews)) {
 		d_agent(d, NULL,
@@ -342,11 +321,11 @@ static void load_one(struct daemon *d, const char *file)
 	if (!old) {
 		add_profile(d, np);
 		d_agent(d, NULL, "profile %s loaded from %s in %s mode (slot %u)", np->name, file,
-			bw_mode_name(np->mode), np->slot.id);
+			bw_mode_name(np->mode), np->in.slot.id);
 		return;
 	}
 	/* The new version is in place: move the containers, then let the old one go. */
-	n = old->installed ? d_containers_repoint(d, old, np) : 0;
+	n = old->in.installed ? d_containers_repoint(d, old, np) : 0;
 	/* Its counters go on from the old version's (they are Prometheus counters). */
 	d_profile_counts(d, old, &np->base, np->base_ops);
 	for (i = 0; i < d->nprofiles; i++)
@@ -356,15 +335,16 @@ static void load_one(struct daemon *d, const char *file)
 	 * Services: the selectors first, so that a cgroup made from now on
 	 * gets the new slot; then every cgroup still on the old one moves.
 	 */
-	if (old->installed && d_profile_selects_services(old)) {
+	if (old->in.installed && d_profile_selects_services(old)) {
 		int moved = 0;
 
 		d_services_sync(d, false);
-		if (!bw_govern_repoint(&d->maps, d->cgroot, old->slot.id, np->slot.id, &moved))
+		if (!bw_govern_repoint(&d->maps, d->cgroot, old->in.slot.id, np->in.slot.id,
+				       &moved))
 			n += moved;
 	}
 	d_agent(d, NULL, "profile %s reloaded from %s (slot %u -> %u, %d cgroups moved)", np->name,
-		file, old->installed ? old->slot.id : 0, np->slot.id, n);
+		file, old->in.installed ? old->in.slot.id : 0, np->in.slot.id, n);
 	retire(d, old);
 	return;
 bad:
@@ -401,8 +381,8 @@ static void write_selectors(struct daemon *d)
 	for (i = 0; i < d->nprofiles; i++) {
 		const struct d_profile *p = d->profiles[i];
 
-		for (j = 0; !p->removed && j < p->p->nmatches; j++) {
-			const struct bw_match *m = &p->p->matches[j];
+		for (j = 0; !p->removed && j < p->in.profile->nmatches; j++) {
+			const struct bw_match *m = &p->in.profile->matches[j];
 
 			fprintf(f, "match %s", p->name);
 			if (m->namespace_)
@@ -471,15 +451,15 @@ int d_selectors(struct daemon *d, struct bw_selectors *s)
 
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < d->nprofiles; i++)
-		n += d->profiles[i]->removed ? 0 : d->profiles[i]->p->nmatches;
+		n += d->profiles[i]->removed ? 0 : d->profiles[i]->in.profile->nmatches;
 	s->v = calloc(n ? n : 1, sizeof(*s->v));
 	if (!s->v)
 		return -ENOMEM;
 	for (i = 0; i < d->nprofiles; i++) {
 		const struct d_profile *p = d->profiles[i];
 
-		for (j = 0; !p->removed && j < p->p->nmatches; j++) {
-			const struct bw_match *m = &p->p->matches[j];
+		for (j = 0; !p->removed && j < p->in.profile->nmatches; j++) {
+			const struct bw_match *m = &p->in.profile->matches[j];
 
 			s->v[s->n++] = (struct bw_selector){p->name, m->namespace_, m->pod,
 							    m->container, m->cgroup};
@@ -502,12 +482,12 @@ void d_profiles_release_idle(struct daemon *d)
 	for (i = 0; i < d->nprofiles; i++) {
 		struct d_profile *p = d->profiles[i];
 
-		if (!p->installed)
+		if (!p->in.installed)
 			continue;
-		while (p->events_open && bw_events_poll(&p->ev, 0) > 0)
+		while (p->in.events_open && bw_events_poll(&p->in.ev, 0) > 0)
 			;
-		if (!bw_slot_put(&d->maps, p->slot.id))
-			p->installed = false;
+		if (!bw_slot_put(&d->maps, p->in.slot.id))
+			p->in.installed = false;
 	}
 }
 

@@ -40,8 +40,8 @@ bool d_profile_selects_services(const struct d_profile *p)
 {
 	size_t j;
 
-	for (j = 0; j < p->p->nmatches; j++)
-		if (service_line(&p->p->matches[j]))
+	for (j = 0; j < p->in.profile->nmatches; j++)
+		if (service_line(&p->in.profile->matches[j]))
 			return true;
 	return false;
 }
@@ -88,12 +88,12 @@ static size_t collect(struct daemon *d, struct sel *out, bool say)
 	if (!bw_cgroup_self(self, sizeof(self)))
 		own = bw_cgroup_rel(self);
 	for (i = 0; i < d->nprofiles; i++)
-		if (!d->profiles[i]->removed && d->profiles[i]->installed)
+		if (!d->profiles[i]->removed && d->profiles[i]->in.installed)
 			v[nv++] = d->profiles[i];
 	qsort(v, nv, sizeof(*v), by_name);
 	for (i = 0; i < nv; i++) {
-		for (j = 0; j < v[i]->p->nmatches; j++) {
-			const struct bw_match *m = &v[i]->p->matches[j];
+		for (j = 0; j < v[i]->in.profile->nmatches; j++) {
+			const struct bw_match *m = &v[i]->in.profile->matches[j];
 
 			if (!service_line(m))
 				continue;
@@ -160,12 +160,12 @@ static int adopt_fn(const char *path, uint64_t id, void *arg)
 	bool tasks;
 
 	if (!bw_governor(&d->maps, id, &cur) || !bpf_map_lookup_elem(d->maps.pending, &id, &cur)) {
-		if (!m || cur.policy == m->p->slot.id)
+		if (!m || cur.policy == m->p->in.slot.id)
 			return BW_WALK_PRUNE;
 		if (bpf_map_lookup_elem(d->maps.policies, &cur.policy, &pol) ||
 		    (pol.owner_pid && !kill(pol.owner_pid, 0)))
 			return BW_WALK_PRUNE; /* a living agent's: its own */
-		ret = bw_govern_repoint(&d->maps, path, cur.policy, m->p->slot.id, &moved);
+		ret = bw_govern_repoint(&d->maps, path, cur.policy, m->p->in.slot.id, &moved);
 		if (ret && ret != -ENOENT)
 			d_agent(d, NULL, "service %s stays governed by its former slot %u: %s", rel,
 				cur.policy, strerror(-ret));
@@ -173,7 +173,7 @@ static int adopt_fn(const char *path, uint64_t id, void *arg)
 			d_agent(d, NULL,
 				"service %s governed before this daemon started: now with profile "
 				"%s (slot %u -> %u, %d cgroups)",
-				rel, m->p->name, cur.policy, m->p->slot.id, moved);
+				rel, m->p->name, cur.policy, m->p->in.slot.id, moved);
 		/* Its records first; the former slot goes with the last cgroup taken from it. */
 		if (!ret) {
 			d_slot_drain(d, cur.policy, m->p);
@@ -187,9 +187,9 @@ static int adopt_fn(const char *path, uint64_t id, void *arg)
 		return 0;
 	tasks = has_tasks(path);
 	if (d->lsm && !tasks)
-		ret = bw_govern_pending(&d->maps, path, m->p->slot.id, m->p->mode, &cur);
+		ret = bw_govern_pending(&d->maps, path, m->p->in.slot.id, m->p->mode, &cur);
 	else
-		ret = bw_govern(&d->maps, path, m->p->slot.id, m->p->mode, &cur);
+		ret = bw_govern(&d->maps, path, m->p->in.slot.id, m->p->mode, &cur);
 	if (ret && ret != -EEXIST) {
 		d_agent(d, NULL, "service %s is not governed by profile %s: %s", rel, m->p->name,
 			strerror(-ret));
@@ -230,7 +230,7 @@ int d_services_sync(struct daemon *d, bool say)
 			say_missed(d, &old);
 		if (k < a.n) {
 			snprintf(e.glob, sizeof(e.glob), "%s", s[k].glob);
-			e.v.policy = s[k].p->slot.id;
+			e.v.policy = s[k].p->in.slot.id;
 			e.v.mode = s[k].p->mode;
 			/* Without the exec hook nothing would start it: governed at mkdir. */
 			e.pending = d->lsm;
