@@ -100,7 +100,7 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 	bw_loop_signals_block(&old);
 	while (!stop_sig) {
 		struct pollfd fds[5 + D_METRICS_CONNS + BW_MAX_POLICIES * 2];
-		size_t n = 0, i, nm;
+		size_t n = 0, i, nm, k;
 		long deadline;
 		bool read_events = false;
 
@@ -149,8 +149,15 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		bw_loop_sleep(fds, n, deadline, &old);
 		/* A new turn: the next /metrics text is made anew (metrics.c). */
 		d_metrics_changed(d);
-		if (fds[0].revents & POLLIN)
-			d_server_accept(d, lfd);
+		/*
+		 * Every request waiting now, before anything else the turn does
+		 * (a profile reload costs a moment per container): a start storm
+		 * is answered in one turn, not one container per turn. Bounded,
+		 * so that the rest of the loop still runs under a flood.
+		 */
+		for (k = 0; (fds[0].revents & POLLIN) && k < D_HOOKS_PER_TURN; k++)
+			if (d_server_accept(d, lfd))
+				break;
 		if ((fds[1].revents & POLLIN) && drain_inotify(ifd))
 			d_profiles_load(d);
 		d_metrics_io(d, fds + 5, nm);

@@ -1181,6 +1181,216 @@ def test_daemon_on_deny_kill_ends_the_service():
         shutil.rmtree(work, ignore_errors=True)
 
 
+STORM_CONTAINERS = int(os.environ.get("BW_STORM_CONTAINERS", "200"))
+
+
+def storm_version(policy, k):
+    """Version k of the storm's profile, replaced whole (rename), as kubelet
+    swaps a ConfigMap's files: every version refuses the service port."""
+    tmp = "%s/.storm.%d" % (policy, k)
+    with open(tmp, "w") as f:
+        f.write("profile storm\n# version %d\ndefault allow\ndeny net connect tcp "
+                "127.0.0.1:%d\nallow net connect tcp 127.0.0.1:%d\nmatch namespace=storm\n"
+                % (k, SERVICE_PORT, 20000 + k))
+    os.rename(tmp, policy + "/storm.profile")
+
+
+def storm_container(work, cg, i, sock):
+    """One container started as runc does it: its init in its cgroup, stopped
+    before its first exec while the hook asks the daemon; released (exec) when
+    the hook lets it start. Returns (process or None, seconds the hook took,
+    the hook's stderr)."""
+    # Where containerd's shim keeps it, for a restarted daemon to take it over.
+    bundle = "%s/state/k8s.io/storm-%d" % (work, i)
+    os.makedirs(bundle + "/rootfs", exist_ok=True)
+    ann = {"io.kubernetes.cri.sandbox-namespace": "storm",
+           "io.kubernetes.cri.sandbox-name": "pod-%d" % i,
+           "io.kubernetes.cri.container-name": "c",
+           "io.kubernetes.cri.container-type": "container"}
+    with open(bundle + "/config.json", "w") as f:
+        json.dump({"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "annotations": ann,
+                   "linux": {"cgroupsPath": cg[len(cgroup_root()):]}}, f)
+    p = subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && read x && exec sleep 900',
+                          cg], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    wait_for(lambda: str(p.pid) in open(cg + "/cgroup.procs").read().split(), timeout=60,
+             what="container %d's init in its cgroup" % i)
+    with open(bundle + "/init.pid", "w") as f:
+        f.write("%d" % p.pid)
+    state = {"ociVersion": "1.0.2", "id": "storm-%d" % i, "status": "creating", "pid": p.pid,
+             "bundle": bundle, "annotations": ann}
+    env = dict(os.environ, BW_HOOK_SOCKET=sock, BW_SELECTORS=work + "/selectors")
+    start = time.monotonic()
+    r = subprocess.run([os.path.join(os.path.dirname(BW), "bpfwarden-hook")],
+                       input=json.dumps(state), capture_output=True, text=True, env=env,
+                       timeout=120)
+    secs = time.monotonic() - start
+    if r.returncode:
+        p.kill()
+        p.wait()
+        return None, secs, r.stderr
+    p.stdin.write("go\n")
+    p.stdin.close()
+    return p, secs, r.stderr
+
+
+def test_a_start_storm_with_an_attacker_in_it():
+    """200 containers start, 8 at a time, through bpfwarden-hook, while 66
+    hostile clients hold the metrics port (idle, trickling, never reading)
+    and the profile they select is replaced ten times a second; half way the
+    daemon is killed (SIGKILL) and started again. While it is down the hook
+    refuses what it selects (the runtime retries); while it is up no start
+    is refused and the hook answers within 1 s (p99). At the end every
+    container runs governed by the profile's last version, whole: each one
+    listed in status under it, and a connect from one of them to the port
+    every version refuses gets EPERM."""
+    work = tempfile.mkdtemp(prefix="bw-storm-")
+    policy, sock, log = work + "/policy", work + "/hook.sock", work + "/daemon.log"
+    os.makedirs(policy)
+    top = os.path.join(cgroup_root(), "bwtest-storm%d" % os.getpid())
+    os.makedirs(top)
+    storm_version(policy, 0)
+    opts = ("--metrics-addr", "127.0.0.1:%d" % METRICS_PORT, "--runtime-state", work + "/state")
+    daemons = [daemon_up(policy, sock, log, *opts)]
+    hostile, procs, lock = None, [], threading.Lock()
+    times, refused_up, refused_down = [], [], 0
+    done = threading.Event()
+    started = [0]
+
+    def rewrite():
+        k = 1
+        while not done.wait(0.1):
+            storm_version(policy, k)
+            k += 1
+        return k
+
+    def restart():
+        while started[0] < STORM_CONTAINERS // 2 and not done.is_set():
+            time.sleep(0.1)
+        daemons[-1].kill()
+        daemons[-1].wait()
+        with lock:
+            daemons.append(None)
+        time.sleep(1)
+        d = daemon_up(policy, sock, log, *opts)
+        with lock:
+            daemons[-1] = d
+
+    def one(i):
+        nonlocal refused_down
+        cg = "%s/c%d" % (top, i)
+        os.mkdir(cg)
+        while True:
+            with lock:
+                up = daemons[-1] is not None
+            p, secs, err = storm_container(work, cg, i, sock)
+            with lock:
+                if p:
+                    procs.append(p)
+                    started[0] += 1
+                    if up:
+                        times.append(secs)
+                    return
+                if "cannot be reached" in err:
+                    refused_down += 1
+                else:
+                    refused_up.append(err.strip())
+                    return
+            time.sleep(0.2)
+
+    try:
+        hostile = Hostile(per_kind=22)
+        writer = threading.Thread(target=rewrite, daemon=True)
+        killer = threading.Thread(target=restart, daemon=True)
+        writer.start()
+        killer.start()
+        queue = list(range(STORM_CONTAINERS))
+
+        def worker():
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    i = queue.pop(0)
+                one(i)
+        workers = [threading.Thread(target=worker) for _ in range(8)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        done.set()
+        writer.join()
+        killer.join()
+        check(daemons[-1] is not None and daemons[-1].poll() is None, "the daemon runs")
+        times.sort()
+        p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+        msgs = [e.get("msg", "") for e in events(log) if e.get("type") == "agent"]
+        reloads = sum(1 for m in msgs if m.startswith("profile storm reloaded"))
+        taken = [int(m.group(1)) for m in (re.search(r", (\d+) containers taken over", x)
+                                           for x in msgs) if m]
+        print("  %d starts, %d hostile metrics connections, %d profile versions loaded, %d "
+              "containers taken over at the restart, %d starts refused while the daemon was "
+              "down; hook answers while up: p50 %.3f s, p99 %.3f s, max %.3f s"
+              % (len(procs), hostile.opened, reloads, taken[-1] if taken else -1,
+                 refused_down, times[len(times) // 2], p99, times[-1]))
+        check_eq(refused_up, [], "starts refused while the daemon was up")
+        check_eq(len(procs), STORM_CONTAINERS, "containers started")
+        check(hostile.opened >= 64, "the hostile clients connected %d times" % hostile.opened)
+        check(reloads > 0, "the profile was replaced during the storm")
+        check(len(taken) == 2 and taken[-1] > 0, "the restarted daemon took containers over: "
+              "%r" % taken)
+        check(p99 <= 1.0, "the hook's p99 answer time: %.2f s" % p99)
+
+        def settled():
+            st = json.loads(bw("status", "--json").stdout)
+            mine = [g for g in st["governed"] if g["cgroup"].startswith(top[len(cgroup_root()):]
+                                                                       + "/c")]
+            return mine if (len(mine) == STORM_CONTAINERS and
+                            len({g["slot"] for g in mine}) == 1 and
+                            {g["profile"] for g in mine} == {"storm"}) else None
+        try:
+            wait_for(settled, timeout=60, what="every container under the last version")
+        except Failure:
+            st = json.loads(bw("status", "--json").stdout)
+            mine = [(g["cgroup"], g["slot"], g["profile"]) for g in st["governed"]
+                    if g["cgroup"].startswith(top[len(cgroup_root()):] + "/c")]
+            print("  governed: %d, by slot: %r; not: %r" % (
+                len(mine), {k: sum(1 for m in mine if m[1] == k) for k in {m[1] for m in mine}},
+                sorted({"c%d" % i for i in range(STORM_CONTAINERS)} -
+                       {m[0].rsplit("/", 1)[1] for m in mine})[:10]))
+            shutil.copy(log, "/tmp/storm-daemon.log")
+            raise
+
+        def last_slot():
+            slot = None
+            for e in events(log):
+                m = re.match(r"profile storm (?:loaded|reloaded) from storm.profile .*\(slot "
+                             r"(?:\d+ -> )?(\d+)", e.get("msg", "")) if e.get("type") == "agent" \
+                    else None
+                slot = int(m.group(1)) if m else slot
+            return slot
+        check_eq(settled()[0]["slot"], last_slot(), "the slot of the profile's last version")
+        for i in (0, STORM_CONTAINERS // 2, STORM_CONTAINERS - 1):
+            check_eq(connect_from("%s/c%d" % (top, i)), "EPERM", "a connect from container %d" % i)
+    finally:
+        done.set()
+        if hostile:
+            hostile.stop()
+        for p in procs:
+            p.kill()
+            p.wait()
+        for name in os.listdir(top) if os.path.isdir(top) else []:
+            kill_cgroup(os.path.join(top, name))
+        kill_cgroup(top)
+        for d in daemons[:-1]:
+            if d is not None and d.poll() is None:
+                d.kill()
+                d.wait()
+        daemon_down(policy, log, daemons[-1])
+        if os.environ.get("BW_STORM_KEEP"):
+            shutil.copy(log, os.environ["BW_STORM_KEEP"])
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def test_example_service_and_its_profile():
     """deploy/systemd/example: the unit's ExecStart, started in a cgroup
     made as systemd makes the unit's (its directory and port taken to the
@@ -1290,6 +1500,7 @@ TESTS = [
     test_daemon_governs_services_as_they_are_made,
     test_daemon_learns_each_service,
     test_daemon_on_deny_kill_ends_the_service,
+    test_a_start_storm_with_an_attacker_in_it,
     test_example_service_and_its_profile,
 ]
 

@@ -80,7 +80,9 @@ struct d_metrics {
  * writes its answer as the socket lets it, never waiting on it; at its
  * deadline it is closed, whatever it has done.
  */
-#define D_METRICS_CONNS	      16
+#define D_METRICS_CONNS 16
+/* Hook requests answered in one turn of the loop at most (cmd_daemon.c). */
+#define D_HOOKS_PER_TURN      64
 #define D_METRICS_DEADLINE_MS 2000
 #define D_METRICS_REQ	      1024
 
@@ -199,7 +201,11 @@ struct bw_pin_view *d_container_views(struct daemon *d, const struct d_profile *
 
 /* server.c */
 int d_server_open(struct daemon *d);
-void d_server_accept(struct daemon *d, int fd);
+/*
+ * Answer one waiting hook request on listening socket fd (non-blocking):
+ * 0, or -EAGAIN when none waits.
+ */
+int d_server_accept(struct daemon *d, int fd);
 
 /* notify.c: the service manager's protocol (sd_notify(3)); no-ops without $NOTIFY_SOCKET. */
 /* Read (and clear) $NOTIFY_SOCKET and the watchdog's variables. 0 or -EINVAL. */

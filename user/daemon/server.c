@@ -68,7 +68,7 @@ static void count(struct daemon *d, enum bw_hook_result r, uint64_t us)
 			d->metrics.latency_le[i]++;
 }
 
-void d_server_accept(struct daemon *d, int lfd)
+int d_server_accept(struct daemon *d, int lfd)
 {
 	struct timeval tv = {.tv_sec = 5};
 	char buf[BW_HOOK_MSG_MAX], ans[BW_HOOK_RESP_MAX + 64];
@@ -82,7 +82,7 @@ void d_server_accept(struct daemon *d, int lfd)
 
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
-		return;
+		return -EAGAIN;
 	start = now_us();
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -111,4 +111,5 @@ answer:
 		bw_dbg("cannot answer a hook: %s", strerror(errno));
 	close(fd);
 	count(d, resp.result, now_us() - start);
+	return 0;
 }
