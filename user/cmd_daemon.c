@@ -95,6 +95,7 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 	long recheck = 0, reap_at = 0, watchdog_ms = d_notify_watchdog_ms(), ping_at = 0;
 	long services_at = 0, learn_at = 0;
 	int mounts = bw_rawdevs_watch();
+	bool moving = false, dir_changed = false;
 	sigset_t old;
 
 	bw_loop_signals_block(&old);
@@ -113,11 +114,17 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 		/* Metrics clients: each served as its socket allows, none waited on. */
 		nm = d_metrics_pollfds(d, fds + n);
 		n += nm;
-		for (i = 0; i < d->nprofiles && n < sizeof(fds) / sizeof(fds[0]); i++)
-			if (d->profiles[i]->in.events_open)
+		for (i = 0; i < d->nprofiles && n + 1 < sizeof(fds) / sizeof(fds[0]); i++) {
+			struct d_profile *p = d->profiles[i];
+
+			if (p->in.events_open)
+				fds[n++] = (struct pollfd){.fd = ring_buffer__epoll_fd(p->in.ev.rb),
+							   .events = POLLIN};
+			if (p->former && p->former->in.events_open)
 				fds[n++] = (struct pollfd){
-				    .fd = ring_buffer__epoll_fd(d->profiles[i]->in.ev.rb),
+				    .fd = ring_buffer__epoll_fd(p->former->in.ev.rb),
 				    .events = POLLIN};
+		}
 		if (d->reap_poll && !reap_at)
 			reap_at = bw_now_ms() + 1000;
 		deadline = bw_lost_deadline(reap_at, recheck);
@@ -133,6 +140,8 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			deadline = learn_at;
 		if (d_metrics_deadline(d) && (!deadline || d_metrics_deadline(d) < deadline))
 			deadline = d_metrics_deadline(d);
+		if (moving)
+			deadline = bw_now_ms();
 		/*
 		 * The watchdog is fed only from here: a loop held anywhere (a
 		 * hook request, a profile load) misses it, and the manager
@@ -159,7 +168,12 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			if (d_server_accept(d, lfd))
 				break;
 		if ((fds[1].revents & POLLIN) && drain_inotify(ifd))
+			dir_changed = true;
+		/* One version at a time: a change waits until the last one's containers moved. */
+		if (dir_changed && !moving) {
+			dir_changed = false;
 			d_profiles_load(d);
+		}
 		d_metrics_io(d, fds + 5, nm);
 		if (fds[2].revents & POLLIN)
 			d_metrics_accept(d, mfd);
@@ -174,12 +188,20 @@ static void loop(struct daemon *d, int lfd, int ifd, int mfd)
 			}
 		}
 		for (i = 0; i < d->nprofiles; i++) {
-			if (!d->profiles[i]->in.events_open)
-				continue;
-			if (bw_events_poll(&d->profiles[i]->in.ev, 0) > 0)
-				read_events = true;
-			bw_events_check_lost(&d->profiles[i]->in.ev);
+			struct bw_installed *in[2] = {
+			    &d->profiles[i]->in,
+			    d->profiles[i]->former ? &d->profiles[i]->former->in : NULL};
+
+			for (k = 0; k < 2; k++) {
+				if (!in[k] || !in[k]->events_open)
+					continue;
+				if (bw_events_poll(&in[k]->ev, 0) > 0)
+					read_events = true;
+				bw_events_check_lost(&in[k]->ev);
+			}
 		}
+		/* A few containers to a profile's new version; the rest next turn, at once. */
+		moving = d_profiles_progress(d);
 		if (read_events)
 			recheck = bw_now_ms() + BW_LOST_RECHECK_MS;
 		else if (recheck && bw_now_ms() >= recheck)

@@ -488,47 +488,44 @@ void d_containers_reap(struct daemon *d)
 	}
 }
 
-int d_containers_repoint(struct daemon *d, struct d_profile *from, struct d_profile *to)
+bool d_containers_move(struct daemon *d, struct d_profile *from, struct d_profile *to, size_t max,
+		       int *cgroups)
 {
-	size_t i;
-	int total = 0, n, ret;
+	size_t i, done = 0;
+	int n, ret;
 
 	for (i = 0; i < d->ncontainers; i++) {
 		struct d_container *c = d->containers[i];
+		struct bw_pin_set pins = {};
+		struct bw_pos_set pos = {};
 
 		if (c->prof != from)
 			continue;
+		if (done == max)
+			return true;
+		done++;
+		/* The new version's pins in its root first, then the one 8-byte switch. */
+		ret = bw_slot_add_view(&d->maps, &to->in.compiled, to->in.slot.id, &c->view,
+				       &(struct bw_pins_done){}, &pins, &pos);
+		if (ret)
+			d_agent(d, &c->k8s,
+				"container %s: the new profile version's pins are not in its root: "
+				"%s (its rules apply by path)",
+				name_of(&c->k8s), strerror(-ret));
 		n = 0;
 		ret = bw_govern_repoint(&d->maps, c->cgdir, from->in.slot.id, to->in.slot.id, &n);
 		if (ret && ret != -ENOENT)
 			d_agent(d, &c->k8s, "cannot move container %s to the new profile: %s",
 				name_of(&c->k8s), strerror(-ret));
-		total += n;
+		*cgroups += n;
 		c->prof = to;
 		/* What the new version pinned in its root, to drop when it goes. */
 		bw_pin_set_free(&c->pins);
-		if (bw_pins_resolve_view(&to->in.compiled, to->in.slot.id, &c->view, &c->pins))
-			bw_pin_set_free(&c->pins);
 		bw_pos_set_free(&c->pos);
-		if (bw_positions_install(NULL, &to->in.compiled, to->in.slot.id, &c->view,
-					 &(struct bw_pos_done){}, &c->pos))
-			bw_pos_set_free(&c->pos);
+		c->pins = pins;
+		c->pos = pos;
 	}
-	return total;
-}
-
-struct bw_pin_view *d_container_views(struct daemon *d, const struct d_profile *p, size_t *n)
-{
-	struct bw_pin_view *v = calloc(d->ncontainers ? d->ncontainers : 1, sizeof(*v));
-	size_t i;
-
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (i = 0; i < d->ncontainers; i++)
-		if (d->containers[i]->prof == p)
-			v[(*n)++] = d->containers[i]->view;
-	return v;
+	return false;
 }
 
 /* The init PID a runtime keeps in the bundle (containerd's shim: init.pid). */

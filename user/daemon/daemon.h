@@ -46,6 +46,13 @@ struct d_profile {
 	/* What the kernel counted in the slots of its earlier versions (metrics). */
 	struct bw_counters base;
 	uint64_t base_ops[BW_OPSTATS_PER_SLOT];
+	/*
+	 * The version this one replaced while its containers still move over,
+	 * a few each turn of the loop (d_profiles_progress), and the cgroups
+	 * moved so far. Until they all have, it governs the rest, whole.
+	 */
+	struct d_profile *former;
+	int former_moved;
 };
 
 /* A governed container. */
@@ -82,7 +89,13 @@ struct d_metrics {
  */
 #define D_METRICS_CONNS 16
 /* Hook requests answered in one turn of the loop at most (cmd_daemon.c). */
-#define D_HOOKS_PER_TURN      64
+#define D_HOOKS_PER_TURN 64
+/*
+ * Containers moved to a profile's new version in one turn at most: each
+ * resolves the version's pins in its root (tens of system calls), and a
+ * hook request waits for no more than these.
+ */
+#define D_MOVES_PER_TURN      2
 #define D_METRICS_DEADLINE_MS 2000
 #define D_METRICS_REQ	      1024
 
@@ -145,6 +158,13 @@ int d_selectors(struct daemon *d, struct bw_selectors *s);
 void d_profiles_release_idle(struct daemon *d);
 void d_profiles_free(struct daemon *d);
 /*
+ * Move up to D_MOVES_PER_TURN containers of each replaced version to its
+ * successor, and retire a replaced version once none is left on it. True
+ * while some remain (the loop comes back at once, and holds the policy
+ * directory's changes until none does).
+ */
+bool d_profiles_progress(struct daemon *d);
+/*
  * Log the records a dead agent left in slot from's ring buffer, now that
  * profile p governs the cgroups that made them (and their totals of
  * records dropped), before the slot is emptied.
@@ -194,10 +214,13 @@ void d_containers_reap(struct daemon *d);
 /* Containers governed before this daemon started, from the runtime's state. */
 void d_containers_recover(struct daemon *d);
 void d_containers_free(struct daemon *d);
-/* Point the containers of profile version from at version to (installed already). */
-int d_containers_repoint(struct daemon *d, struct d_profile *from, struct d_profile *to);
-/* The pin views of the containers a profile governs (malloc'd, *n of them). */
-struct bw_pin_view *d_container_views(struct daemon *d, const struct d_profile *p, size_t *n);
+/*
+ * Move up to max containers of profile version from to version to
+ * (installed already): its pins in each one's root, then its cgroups
+ * pointed at it (*cgroups counts them). True while others remain.
+ */
+bool d_containers_move(struct daemon *d, struct d_profile *from, struct d_profile *to, size_t max,
+		       int *cgroups);
 
 /* server.c */
 int d_server_open(struct daemon *d);

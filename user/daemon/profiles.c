@@ -284,10 +284,8 @@ static void load_one(struct daemon *d, const char *file)
 {
 	char path[PATH_MAX];
 	struct d_profile *old = by_file(d, file), *np, *other;
-	struct bw_pin_view *views = NULL;
-	size_t nviews = 0, i;
 	uint64_t h;
-	int n;
+	size_t i;
 
 	snprintf(path, sizeof(path), "%s/%s", d->dir, file);
 	h = file_hash(path);
@@ -308,29 +306,27 @@ static void load_one(struct daemon *d, const char *file)
 			np->name, other->file);
 		goto bad;
 	}
-	if (old && old->in.installed)
-		views = d_container_views(d, old, &nviews);
-	if (install(d, np, views, nviews)) {
+	/* Its containers' roots come one by one (d_profiles_progress). */
+	if (install(d, np, NULL, 0)) {
 		d_agent(d, NULL,
 			"profile %s (%s) not installed: the policy slots or rule maps are full",
 			np->name, file);
-		free(views);
 		goto bad;
 	}
-	free(views);
 	if (!old) {
 		add_profile(d, np);
 		d_agent(d, NULL, "profile %s loaded from %s in %s mode (slot %u)", np->name, file,
 			bw_mode_name(np->mode), np->in.slot.id);
 		return;
 	}
-	/* The new version is in place: move the containers, then let the old one go. */
-	n = old->in.installed ? d_containers_repoint(d, old, np) : 0;
-	/* Its counters go on from the old version's (they are Prometheus counters). */
-	d_profile_counts(d, old, &np->base, np->base_ops);
+	/*
+	 * The new version is in place: new containers get it from now on; the
+	 * old one's move over a few each turn, then it goes.
+	 */
 	for (i = 0; i < d->nprofiles; i++)
 		if (d->profiles[i] == old)
 			d->profiles[i] = np;
+	np->former = old;
 	/*
 	 * Services: the selectors first, so that a cgroup made from now on
 	 * gets the new slot; then every cgroup still on the old one moves.
@@ -341,11 +337,9 @@ static void load_one(struct daemon *d, const char *file)
 		d_services_sync(d, false);
 		if (!bw_govern_repoint(&d->maps, d->cgroot, old->in.slot.id, np->in.slot.id,
 				       &moved))
-			n += moved;
+			np->former_moved += moved;
 	}
-	d_agent(d, NULL, "profile %s reloaded from %s (slot %u -> %u, %d cgroups moved)", np->name,
-		file, old->in.installed ? old->in.slot.id : 0, np->in.slot.id, n);
-	retire(d, old);
+	d_profiles_progress(d);
 	return;
 bad:
 	d->metrics.reload_errors++;
@@ -491,13 +485,41 @@ void d_profiles_release_idle(struct daemon *d)
 	}
 }
 
+bool d_profiles_progress(struct daemon *d)
+{
+	bool more = false;
+	size_t i;
+
+	for (i = 0; i < d->nprofiles; i++) {
+		struct d_profile *np = d->profiles[i], *old = np->former;
+
+		if (!old)
+			continue;
+		if (d_containers_move(d, old, np, D_MOVES_PER_TURN, &np->former_moved)) {
+			more = true;
+			continue;
+		}
+		/* Its counters go on from the old version's (they are Prometheus counters). */
+		d_profile_counts(d, old, &np->base, np->base_ops);
+		d_agent(d, NULL, "profile %s reloaded from %s (slot %u -> %u, %d cgroups moved)",
+			np->name, np->file, old->in.installed ? old->in.slot.id : 0, np->in.slot.id,
+			np->former_moved);
+		np->former = NULL;
+		retire(d, old);
+	}
+	return more;
+}
+
 void d_profiles_free(struct daemon *d)
 {
 	size_t i;
 
 	/* Enforcement outlives the daemon: slots stay, only our side goes. */
-	for (i = 0; i < d->nprofiles; i++)
+	for (i = 0; i < d->nprofiles; i++) {
+		if (d->profiles[i]->former)
+			profile_free(d->profiles[i]->former);
 		profile_free(d->profiles[i]);
+	}
 	free(d->profiles);
 	d->profiles = NULL;
 	d->nprofiles = 0;
