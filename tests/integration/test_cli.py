@@ -1525,7 +1525,9 @@ def test_example_service_and_its_profile():
                         page += chunk
                 break
             except OSError:
-                check(server.poll() is None, "the example service ended")
+                check(server.poll() is None, "the example service ended; refused: %r; the "
+                      "daemon said: %r" % (denied(), [e.get("msg") for e in events(log)
+                                                      if e.get("type") == "agent"][-6:]))
                 check(time.monotonic() < deadline, "the example service did not listen")
                 time.sleep(0.3)
         check(page.startswith(b"HTTP/1.0 200") and b"hello from http-demo" in page,
