@@ -92,6 +92,7 @@ else
 	# little longer than one. Each line is prefixed with its kernel, and each
 	# kernel's whole output is also kept, unmixed, in build/vmtest-KERNEL.log.
 	mkdir -p "$ROOT/build"
+	logs_kept=1
 	pids=()
 	for k in "${kernels[@]}"; do
 		(
@@ -109,6 +110,18 @@ else
 	done
 fi
 
+# CI keeps only the tail of what a run printed: repeat each failure, with
+# the first lines of its description, where that tail will show it.
+failures() {
+	awk -v k="$1" '
+		/^(FAIL |OPEN |broken |failed )/ { n = 12; shown++ }
+		n > 0 && shown <= 6 { print "run-tests: [" k "] " $0; n-- }
+	' "$2"
+}
+for k in "${kernels[@]}"; do
+	log="$ROOT/build/vmtest${BW_VM_TAG:+-$BW_VM_TAG}-$k.log"
+	[ "$failed" = 0 ] || [ -z "${logs_kept:-}" ] || failures "$k" "$log"
+done
 for k in "${kernels[@]}"; do
 	cat "$results/$k" 2>/dev/null || { echo "run-tests: $k: no result"; failed=1; }
 done
