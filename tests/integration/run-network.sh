@@ -16,8 +16,13 @@ cat /sys/kernel/security/lsm
 echo
 status=0
 for suite in tests/integration/test_net.py tests/escape/test_netdoors.py \
-	tests/escape/test_netcache.py tests/integration/test_cli.py; do
+	tests/escape/test_netcache.py; do
 	echo "== $suite"
 	/usr/bin/python3 "$suite" || status=1
 done
+# The start storm measures the daemon's answers under load; that code is
+# the same in every tier, and it runs in both BPF LSM guests and on the host
+# (make vmtest, make hosttest). Here it would double this stage's time.
+echo "== tests/integration/test_cli.py"
+/usr/bin/python3 tests/integration/test_cli.py --without test_a_start_storm_with_an_attacker_in_it || status=1
 exit $status
