@@ -151,7 +151,82 @@ static struct {
 	bool read, have_btf, idmap, sendpage;
 	const char **hooks; /* names after "bpf_lsm_", copied */
 	size_t nhooks;
-} kernel_facts;
+	int kept; /* bw_kfacts, when the facts came from it; else -1 */
+} kernel_facts = {.kept = -1};
+
+/*
+ * The facts are kept for the rest of the boot in a pinned map, bw_kfacts:
+ * a hook's name, or "@idmap", "@sendpage", to 1. Parsing the kernel's BTF
+ * was 40% of the instructions of every agent's start. A pinned map, not a
+ * file: no governed process reaches bpf() or the pins, so none can change
+ * what the loader believes this kernel has. KFACTS_DONE is written last,
+ * and names this layout.
+ */
+#define KFACTS_PIN  BW_PIN_ROOT "/bw_kfacts"
+#define KFACTS_DONE "@complete-1"
+#define KFACT_LEN   64
+
+static bool kfact_get(int fd, const char *name)
+{
+	char key[KFACT_LEN] = {};
+	__u8 v = 0;
+
+	snprintf(key, sizeof(key), "%s", name);
+	return !bpf_map_lookup_elem(fd, key, &v) && v;
+}
+
+static int kfact_put(int fd, const char *name)
+{
+	char key[KFACT_LEN] = {};
+	__u8 one = 1;
+
+	snprintf(key, sizeof(key), "%s", name);
+	return bpf_map_update_elem(fd, key, &one, BPF_NOEXIST) ? -errno : 0;
+}
+
+static bool kernel_facts_from_pin(void)
+{
+	int fd = bpf_obj_get(KFACTS_PIN);
+
+	if (fd < 0)
+		return false;
+	if (!kfact_get(fd, KFACTS_DONE)) {
+		close(fd);
+		return false;
+	}
+	kernel_facts.read = kernel_facts.have_btf = true;
+	kernel_facts.idmap = kfact_get(fd, "@idmap");
+	kernel_facts.sendpage = kfact_get(fd, "@sendpage");
+	kernel_facts.kept = fd;
+	return true;
+}
+
+/* Best effort: without the pin, the next agent reads the BTF again. */
+static void kernel_facts_keep(void)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "bw_kfacts", KFACT_LEN, 1,
+				kernel_facts.nhooks + 4, NULL);
+	size_t i;
+	int ret = fd < 0 ? -errno : 0;
+
+	for (i = 0; !ret && i < kernel_facts.nhooks; i++)
+		ret = kfact_put(fd, kernel_facts.hooks[i]);
+	if (!ret && kernel_facts.idmap)
+		ret = kfact_put(fd, "@idmap");
+	if (!ret && kernel_facts.sendpage)
+		ret = kfact_put(fd, "@sendpage");
+	if (!ret)
+		ret = kfact_put(fd, KFACTS_DONE);
+	/* The first start of a boot asks before it loads: the directory is not there yet. */
+	if (!ret && mkdir(BW_PIN_ROOT, 0700) && errno != EEXIST)
+		ret = -errno;
+	if (!ret && bpf_obj_pin(fd, KFACTS_PIN))
+		ret = -errno;
+	if (ret)
+		bw_dbg("cannot keep the kernel's facts in %s: %s", KFACTS_PIN, strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+}
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -164,11 +239,14 @@ static void kernel_facts_read(void)
 	 * Not kept: the parsed BTF is 5 MB or more of each agent's memory for
 	 * its lifetime (docs/performance.md, "Memory per sandbox").
 	 */
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct btf *btf;
 	size_t cap = 0;
 	__u32 id, n;
 
+	if (kernel_facts_from_pin())
+		return;
 	kernel_facts.read = true;
+	btf = btf__load_vmlinux_btf();
 	if (libbpf_get_error(btf))
 		return; /* then nothing loads anyway */
 	kernel_facts.have_btf = true;
@@ -204,6 +282,7 @@ static void kernel_facts_read(void)
 	}
 	btf__free(btf);
 	qsort(kernel_facts.hooks, kernel_facts.nhooks, sizeof(*kernel_facts.hooks), cmp_name);
+	kernel_facts_keep();
 }
 
 static bool kernel_has_idmap(void)
@@ -224,6 +303,8 @@ static bool kernel_has_hook(const char *hook)
 {
 	if (!kernel_facts.read)
 		kernel_facts_read();
+	if (kernel_facts.kept >= 0)
+		return kfact_get(kernel_facts.kept, hook);
 	/* Without BTF nothing loads: the load says why. */
 	return !kernel_facts.have_btf || bsearch(&hook, kernel_facts.hooks, kernel_facts.nhooks,
 						 sizeof(*kernel_facts.hooks), cmp_name);
@@ -385,10 +466,25 @@ struct bpf_object *bw_object_open(size_t i, const char **what, unsigned *needs)
 	return open_object(&bw_objects[i]);
 }
 
-/* Load and attach what of one object is not pinned yet. */
-static int load_object(const struct bw_object *o, int cg_fd)
+/*
+ * Objects bw_load_needs opened, for bw_load to use rather than open (and
+ * parse) each one a second time in the same start.
+ */
+static struct bpf_object *opened[sizeof(bw_objects) / sizeof(bw_objects[0])];
+
+static struct bpf_object *object_take(size_t i)
 {
-	struct bpf_object *obj = open_object(o);
+	struct bpf_object *obj = opened[i];
+
+	opened[i] = NULL;
+	return obj ? obj : open_object(&bw_objects[i]);
+}
+
+/* Load and attach what of one object is not pinned yet. */
+static int load_object(size_t i, int cg_fd)
+{
+	const struct bw_object *o = &bw_objects[i];
+	struct bpf_object *obj = object_take(i);
 	const char *caps;
 	int ret;
 
@@ -418,6 +514,27 @@ out:
 	return ret;
 }
 
+int bw_policies_read(const struct bw_maps *m, struct bw_policy *all)
+{
+	static __u32 keys[BW_MAX_POLICIES];
+	__u32 n = BW_MAX_POLICIES, out, id;
+	int ret;
+
+	ret = bpf_map_lookup_batch(m->policies, NULL, &out, keys, all, &n, NULL);
+	if ((!ret || errno == ENOENT) && n == BW_MAX_POLICIES) {
+		for (id = 0; id < n; id++)
+			if (keys[id] != id)
+				break;
+		if (id == n)
+			return 0;
+	}
+	/* A kernel without batch operations on arrays (before 5.6). */
+	for (id = 0; id < BW_MAX_POLICIES; id++)
+		if (bpf_map_lookup_elem(m->policies, &id, &all[id]))
+			return -errno;
+	return 0;
+}
+
 /*
  * Is bw_cg_leave wanted (some slot in use says `allow cgroup`)? Attach it,
  * or detach it, to match. A slot whose agent died stays in use, and its
@@ -430,15 +547,17 @@ int bw_cg_moves_sync(struct bw_maps *m)
 	struct bpf_program *prog;
 	struct bpf_object *obj;
 	struct bpf_link *link;
-	struct bw_policy p;
+	static struct bw_policy all[BW_MAX_POLICIES];
 	bool need = false;
 	uint32_t id;
 	size_t i;
 	int ret;
 
+	ret = bw_policies_read(m, all);
+	if (ret)
+		return ret;
 	for (id = 0; id < BW_MAX_POLICIES && !need; id++)
-		need = !bpf_map_lookup_elem(m->policies, &id, &p) && p.in_use &&
-		       p.ns[BW_NS_CGROUP] == BW_V_ALLOW;
+		need = all[id].in_use && all[id].ns[BW_NS_CGROUP] == BW_V_ALLOW;
 	if (need == !access(pin, F_OK))
 		return 0;
 	if (!need) {
@@ -486,10 +605,10 @@ unsigned bw_load_needs(bool want_lsm)
 
 		if (!want_lsm && (o->needs & BW_NEED_LSM))
 			continue;
-		obj = open_object(o);
+		obj = object_take(i);
 		if (!obj || !all_pinned(obj))
 			needs |= BW_NEED_BPF | o->needs;
-		bpf_object__close(obj);
+		opened[i] = obj;
 	}
 	return needs;
 }
@@ -734,7 +853,7 @@ int bw_load(struct bw_maps *m, bool want_lsm)
 	}
 	for (i = 0; !ret && i < sizeof(bw_objects) / sizeof(bw_objects[0]); i++)
 		if (want_lsm || !(bw_objects[i].needs & BW_NEED_LSM))
-			ret = load_object(&bw_objects[i], cg_fd);
+			ret = load_object(i, cg_fd);
 	if (cg_fd >= 0)
 		close(cg_fd);
 	if (!ret) {

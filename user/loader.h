@@ -14,6 +14,7 @@
 struct bpf_object;
 struct bpf_program;
 struct bpf_link;
+struct bw_policy;
 
 #define BW_PIN_ROOT "/sys/fs/bpf/bpfwarden"
 #define BW_RUN_DIR  "/run/bpfwarden"
@@ -107,6 +108,13 @@ bool bw_prog_on_demand(const struct bpf_program *prog);
  * once none does. The caller holds bw_lock.
  */
 int bw_cg_moves_sync(struct bw_maps *m);
+
+/*
+ * Every slot's bw_policy, BW_MAX_POLICIES of them, read in one batch: the
+ * scans over slots run at every start and end of an agent, and a lookup
+ * each cost a third of a `run`'s start in an emulated guest.
+ */
+int bw_policies_read(const struct bw_maps *m, struct bw_policy *all);
 
 /* Remove a directory of pins (and so drop what only they kept loaded). */
 int bw_unpin_all(const char *dir);

@@ -189,10 +189,13 @@ static int slot_release(struct bw_maps *m, uint32_t id)
  */
 static int slot_end_sync(struct bw_maps *m)
 {
+	static struct bw_policy all[BW_MAX_POLICIES];
 	__u32 zero = 0, end = BW_MAX_POLICIES;
-	struct bw_policy p;
+	int ret = bw_policies_read(m, all);
 
-	while (end > 0 && (bpf_map_lookup_elem(m->policies, &(__u32){end - 1}, &p) || !p.in_use))
+	if (ret)
+		return ret;
+	while (end > 0 && !all[end - 1].in_use)
 		end--;
 	return bpf_map_update_elem(m->slot_end, &zero, &end, BPF_ANY) ? -errno : 0;
 }
